@@ -1,0 +1,97 @@
+-- Data plane: the ring families, LIST-partitioned by the ring's slot column, one child
+-- per slot named <family>_<slot>. All of them are append-only: no UPDATE or DELETE
+-- ever touches a ring family; space comes back by TRUNCATE of a whole slot.
+-- (The enqueue/claim/complete API that writes them is defined in later pieces.)
+
+-- queue ring (ready_slot): claimable jobs and their terminal history.
+CREATE TABLE awa.ready_entries (
+    ready_slot int NOT NULL,
+    ready_generation bigint NOT NULL,
+    job_id bigint NOT NULL,
+    queue text NOT NULL,
+    priority smallint NOT NULL,
+    kind text NOT NULL,
+    args jsonb NOT NULL,
+    attempt int NOT NULL,
+    max_attempts int NOT NULL,
+    run_at timestamptz NOT NULL,
+    enqueued_at timestamptz NOT NULL DEFAULT clock_timestamp()
+) PARTITION BY LIST (ready_slot);
+
+CREATE TABLE awa.done_entries (
+    ready_slot int NOT NULL,
+    ready_generation bigint NOT NULL,
+    job_id bigint NOT NULL,
+    run_lease bigint NOT NULL,
+    queue text NOT NULL,
+    priority smallint NOT NULL,
+    state text NOT NULL,
+    error text,
+    finished_at timestamptz NOT NULL DEFAULT clock_timestamp()
+) PARTITION BY LIST (ready_slot);
+
+-- claim ring (claim_slot): claim receipts and the evidence that closes them.
+CREATE TABLE awa.lease_claims (
+    claim_slot int NOT NULL,
+    claim_generation bigint NOT NULL,
+    job_id bigint NOT NULL,
+    run_lease bigint NOT NULL,
+    ready_slot int NOT NULL,
+    ready_generation bigint NOT NULL,
+    claimed_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    deadline_at timestamptz
+) PARTITION BY LIST (claim_slot);
+
+CREATE TABLE awa.lease_claim_closures (
+    claim_slot int NOT NULL,
+    claim_generation bigint NOT NULL,
+    job_id bigint NOT NULL,
+    run_lease bigint NOT NULL,
+    outcome text NOT NULL,
+    closed_at timestamptz NOT NULL DEFAULT clock_timestamp()
+) PARTITION BY LIST (claim_slot);
+
+-- lease ring (lease_slot): heartbeats of running attempts.
+CREATE TABLE awa.leases (
+    lease_slot int NOT NULL,
+    lease_generation bigint NOT NULL,
+    job_id bigint NOT NULL,
+    run_lease bigint NOT NULL,
+    heartbeat_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    progress jsonb
+) PARTITION BY LIST (lease_slot);
+
+-- Which families make up each ring, in a fixed order (busy checks report the first
+-- non-empty one).
+CREATE FUNCTION awa.ring_families(p_ring text) RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    CASE p_ring
+        WHEN 'queue' THEN RETURN ARRAY['ready_entries', 'done_entries'];
+        WHEN 'lease' THEN RETURN ARRAY['leases'];
+        WHEN 'claim' THEN RETURN ARRAY['lease_claims', 'lease_claim_closures'];
+        ELSE
+            RAISE EXCEPTION 'unknown ring "%"', p_ring
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'The rings are queue, lease and claim.';
+    END CASE;
+END
+$$;
+
+DO $$
+DECLARE
+    r record;
+    s int;
+BEGIN
+    FOR r IN SELECT * FROM (VALUES ('queue', 16), ('lease', 8), ('claim', 8)) v(ring, n) LOOP
+        FOR s IN 0 .. r.n - 1 LOOP
+            EXECUTE (SELECT string_agg(format(
+                'CREATE TABLE awa.%I PARTITION OF awa.%I FOR VALUES IN (%s)',
+                f || '_' || s, f, s), '; ')
+                FROM unnest(awa.ring_families(r.ring)) f);
+        END LOOP;
+    END LOOP;
+END
+$$;

@@ -1,0 +1,76 @@
+-- The fleet: every process that runs maintenance registers here with a heartbeat and
+-- its binary_version (NULL = a pre-0.7 process that does not know the ledger).
+
+CREATE TABLE awa.runtime_instances (
+    instance_id uuid PRIMARY KEY,
+    name text NOT NULL,
+    version text,
+    binary_version text,
+    pid int,
+    started_at timestamptz NOT NULL DEFAULT now(),
+    last_seen_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- major*10^6 + minor*10^3 + patch; a pre-release or build suffix is ignored;
+-- NULL when the text does not start with a version number.
+CREATE FUNCTION awa.semver_rank(p_version text) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT m[1]::bigint * 1000000 + coalesce(m[2], '0')::bigint * 1000
+           + coalesce(m[3], '0')::bigint
+    FROM (SELECT regexp_match(p_version, '^v?(\d{1,6})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?(?:[-+].*)?$')) AS r(m)
+    WHERE m IS NOT NULL
+$$;
+
+CREATE FUNCTION awa.ring_authority_min_flip_version() RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT '0.7.0'::text $$;
+
+CREATE FUNCTION awa.ring_authority_status(p_schema text, p_fresh_seconds float8 DEFAULT 90,
+    OUT authority text, OUT flipped_at timestamptz, OUT live_instances bigint,
+    OUT flip_aware_instances bigint, OUT blocking_instances bigint)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM awa.check_schema(p_schema);
+    IF p_fresh_seconds IS NULL OR p_fresh_seconds <= 0 THEN
+        RAISE EXCEPTION 'fresh_seconds must be positive, not %', p_fresh_seconds
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'It is the window in which a runtime''s last heartbeat counts as live.';
+    END IF;
+    SELECT coalesce(a.authority, 'columns'), a.flipped_at INTO authority, flipped_at
+    FROM (SELECT 1) one LEFT JOIN awa.ring_cursor_authority a ON a.singleton;
+    SELECT count(*),
+           count(*) FILTER (WHERE awa.semver_rank(i.binary_version)
+                                  >= awa.semver_rank(awa.ring_authority_min_flip_version())),
+           count(*) FILTER (WHERE awa.semver_rank(i.binary_version) IS NULL
+                               OR awa.semver_rank(i.binary_version)
+                                  < awa.semver_rank(awa.ring_authority_min_flip_version()))
+      INTO live_instances, flip_aware_instances, blocking_instances
+      FROM awa.runtime_instances i
+     WHERE i.last_seen_at >= now() - make_interval(secs => p_fresh_seconds);
+END
+$$;
+
+-- Called by every awa_bgw worker on awa_bgw.runtime_heartbeat_interval: upsert its own
+-- row; the leader also removes rows that have been stale for a day.
+CREATE FUNCTION awa.runtime_heartbeat(p_instance_id uuid, p_name text, p_version text,
+                                      p_pid int, p_is_leader boolean)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    INSERT INTO awa.runtime_instances AS ri
+           (instance_id, name, version, binary_version, pid, started_at, last_seen_at)
+    VALUES (p_instance_id, p_name, p_version, p_version, p_pid, now(), now())
+    ON CONFLICT (instance_id) DO UPDATE
+       SET last_seen_at = now(), name = EXCLUDED.name, version = EXCLUDED.version,
+           binary_version = EXCLUDED.binary_version, pid = EXCLUDED.pid;
+    IF p_is_leader THEN
+        DELETE FROM awa.runtime_instances WHERE last_seen_at < now() - interval '1 day';
+    END IF;
+END
+$$;

@@ -1,0 +1,385 @@
+-- Rotation and prune: one transaction each, callable by hand and by the worker.
+--
+-- Both first run read-only gates that take no row lock and no xid (an idle or
+-- already-pruned ring costs a read, never a write), using awa.try_relation_empty(),
+-- which never waits for a lock: a child held ACCESS EXCLUSIVE by a prune reads as
+-- "locked". Only then do they take the serializer, in the order of DESIGN 3.1:
+--   {ring}_ring_state singleton FOR UPDATE SKIP LOCKED
+--   -> authority (read in a later statement)
+--   -> ledger: pg_try_advisory_xact_lock(ring key)
+--   -> {ring}_ring_slots row FOR UPDATE SKIP LOCKED             (prune only)
+--   -> children ACCESS EXCLUSIVE under awa_bgw.prune_lock_timeout (prune only)
+-- and repeat every gate under them. Nothing here ever waits for a lock it could skip.
+
+CREATE FUNCTION awa.try_relation_empty(regclass) RETURNS boolean
+AS 'MODULE_PATHNAME', 'awa_try_relation_empty'
+LANGUAGE C STRICT VOLATILE;
+
+COMMENT ON FUNCTION awa.try_relation_empty(regclass) IS
+'true when the table has no row visible to the current snapshot, false when it has one, '
+'NULL when its ACCESS SHARE lock cannot be had at once (never waits)';
+
+CREATE FUNCTION awa.ring_child(p_family text, p_slot int) RETURNS regclass
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT format('awa.%I', p_family || '_' || p_slot)::regclass $$;
+
+-- The first family whose child in this slot holds a row, 'locked' when a child cannot
+-- be read without waiting, NULL when every child of the slot is empty.
+CREATE FUNCTION awa.ring_slot_blocker(p_ring text, p_slot int) RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    f text;
+    v_empty boolean;
+BEGIN
+    FOREACH f IN ARRAY awa.ring_families(p_ring) LOOP
+        v_empty := awa.try_relation_empty(awa.ring_child(f, p_slot));
+        IF v_empty IS NULL THEN
+            RETURN 'locked';
+        ELSIF NOT v_empty THEN
+            RETURN f;
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+-- true when every family of the ring is empty, NULL when a child is locked.
+CREATE FUNCTION awa.ring_is_idle(p_ring text) RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s int;
+    v_blocker text;
+BEGIN
+    FOR s IN 0 .. awa.ring_slot_count(p_ring) - 1 LOOP
+        v_blocker := awa.ring_slot_blocker(p_ring, s);
+        IF v_blocker = 'locked' THEN
+            RETURN NULL;
+        ELSIF v_blocker IS NOT NULL THEN
+            RETURN false;
+        END IF;
+    END LOOP;
+    RETURN true;
+END
+$$;
+
+-- The oldest sealed slot and its last-open generation, derived from the cursor:
+-- none while generation 0 is current; on a full ring it is the slot after the cursor.
+CREATE FUNCTION awa.ring_oldest_sealed(p_slot int, p_generation bigint, p_slot_count int,
+                                       OUT slot int, OUT generation bigint)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT ((p_slot - (k - 1)) % p_slot_count + p_slot_count) % p_slot_count,
+           p_generation - (k - 1)
+    FROM (SELECT least(p_generation + 1, p_slot_count::bigint)::int AS k) v
+    WHERE k > 1
+$$;
+
+-- Why a sealed slot still holds live work (NULL: nothing live, it may be truncated).
+-- One proof per ring; the storage layer extends them as it adds state.
+CREATE FUNCTION awa.ring_slot_live_reason(p_ring text, p_slot int) RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_live boolean;
+BEGIN
+    CASE p_ring
+        WHEN 'queue' THEN
+            -- every ready entry of the slot has its terminal outcome in the same slot
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I r WHERE NOT EXISTS '
+                           '(SELECT 1 FROM awa.%I d WHERE d.job_id = r.job_id))',
+                           'ready_entries_' || p_slot, 'done_entries_' || p_slot)
+               INTO v_live;
+            RETURN CASE WHEN v_live THEN 'queue.open_jobs' END;
+        WHEN 'claim' THEN
+            -- every claim receipt of the slot has its closure in the same slot
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I c WHERE NOT EXISTS '
+                           '(SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id '
+                           'AND x.run_lease = c.run_lease))',
+                           'lease_claims_' || p_slot, 'lease_claim_closures_' || p_slot)
+               INTO v_live;
+            RETURN CASE WHEN v_live THEN 'claim.open' END;
+        WHEN 'lease' THEN
+            -- every heartbeat in the slot belongs to an attempt that has been closed
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I l WHERE NOT EXISTS '
+                           '(SELECT 1 FROM awa.lease_claim_closures x '
+                           'WHERE x.job_id = l.job_id AND x.run_lease = l.run_lease))',
+                           'leases_' || p_slot)
+               INTO v_live;
+            RETURN CASE WHEN v_live THEN 'lease.active' END;
+        ELSE
+            PERFORM awa.ring_families(p_ring);   -- raises 22023
+            RETURN NULL;
+    END CASE;
+END
+$$;
+
+-- Takes the ring's serializer without waiting. Returns the authority it was taken
+-- under, or NULL when it is busy. The singleton is locked before the authority is
+-- read, and the authority is read in a statement of its own.
+CREATE FUNCTION awa.ring_try_serializer(p_ring text) RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_locked boolean;
+    v_authority text;
+BEGIN
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I WHERE singleton '
+                   'FOR UPDATE SKIP LOCKED)', p_ring || '_ring_state')
+       INTO v_locked;
+    IF NOT v_locked THEN
+        RETURN NULL;
+    END IF;
+    v_authority := awa.ring_authority();
+    IF v_authority = 'ledger' AND NOT pg_try_advisory_xact_lock(hashtextextended(
+            'awa.queue_storage.ring_rotation:awa:' || p_ring, 0)) THEN
+        RETURN NULL;
+    END IF;
+    RETURN v_authority;
+END
+$$;
+
+-- Advances the cursor by one under the given authority; false = lost compare-and-swap.
+CREATE FUNCTION awa.ring_append(p_ring text, p_authority text, p_generation bigint,
+                                p_slot int, p_slot_count int)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    IF p_authority = 'ledger' THEN
+        EXECUTE format('INSERT INTO awa.%I (generation, slot) VALUES ($1, $2) '
+                       'ON CONFLICT (generation) DO NOTHING', p_ring || '_ring_rotations')
+          USING p_generation, p_slot;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        RETURN n = 1;
+    END IF;
+    -- columns (compat): CAS the singleton, stamp the incoming slot, backfill the ledger
+    -- with every generation up to the new one (a pre-ledger rotator may have advanced
+    -- the columns without it).
+    EXECUTE format('UPDATE awa.%I SET current_slot = $1, generation = $2 '
+                   'WHERE singleton AND generation = $2 - 1', p_ring || '_ring_state')
+      USING p_slot, p_generation;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n = 0 THEN
+        RETURN false;
+    END IF;
+    EXECUTE format('UPDATE awa.%I SET generation = $1 WHERE slot = $2', p_ring || '_ring_slots')
+      USING p_generation, p_slot;
+    EXECUTE format('INSERT INTO awa.%1$I (generation, slot) '
+                   'SELECT g, (g %% $2)::int FROM generate_series('
+                   '(SELECT coalesce(max(generation), -1) + 1 FROM awa.%1$I), $1) g '
+                   'ON CONFLICT (generation) DO NOTHING', p_ring || '_ring_rotations')
+      USING p_generation, p_slot_count;
+    RETURN true;
+END
+$$;
+
+CREATE FUNCTION awa.rotate(p_schema text, p_ring text,
+    OUT ring text, OUT outcome text, OUT blocker text, OUT slot int, OUT generation bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_n int;
+    v_authority text;
+    v_idle boolean;
+BEGIN
+    PERFORM awa.check_schema(p_schema);
+    v_n := awa.ring_slot_count(p_ring);
+    ring := p_ring;
+
+    -- read-only gates: no lock beyond ACCESS SHARE, no xid
+    SELECT c.slot, c.generation INTO slot, generation FROM awa.ring_cursor(p_ring) c;
+    v_idle := awa.ring_is_idle(p_ring);
+    IF v_idle THEN
+        outcome := 'skipped_idle';
+        RETURN;
+    END IF;
+    blocker := coalesce(awa.ring_slot_blocker(p_ring, (slot + 1) % v_n),
+                        CASE WHEN v_idle IS NULL THEN 'locked' END);
+    IF blocker IS NOT NULL THEN
+        outcome := 'skipped_busy';
+        RETURN;
+    END IF;
+
+    -- the serializer, then every gate again under it
+    v_authority := awa.ring_try_serializer(p_ring);
+    IF v_authority IS NULL THEN
+        outcome := 'skipped_busy';
+        blocker := 'locked';
+        RETURN;
+    END IF;
+    SELECT c.slot, c.generation INTO slot, generation FROM awa.ring_cursor(p_ring) c;
+    IF slot IS NULL OR slot < 0 OR generation < 0 OR slot <> generation % v_n THEN
+        RAISE EXCEPTION 'invalid % ring cursor (%, %) under % authority',
+                        p_ring, slot, generation, v_authority
+            USING ERRCODE = 'data_corrupted';
+    END IF;
+    v_idle := awa.ring_is_idle(p_ring);
+    IF v_idle THEN
+        outcome := 'skipped_idle';
+        RETURN;
+    END IF;
+    blocker := coalesce(awa.ring_slot_blocker(p_ring, (slot + 1) % v_n),
+                        CASE WHEN v_idle IS NULL THEN 'locked' END);
+    IF blocker IS NOT NULL THEN
+        outcome := 'skipped_busy';
+        RETURN;
+    END IF;
+
+    IF NOT awa.ring_append(p_ring, v_authority, generation + 1, ((slot + 1) % v_n)::int, v_n) THEN
+        outcome := 'skipped_busy';
+        blocker := 'lost_cas';
+        RETURN;
+    END IF;
+    outcome := 'rotated';
+    slot := (slot + 1) % v_n;
+    generation := generation + 1;
+END
+$$;
+
+-- Queue prune appends the slot's terminal counts to the delta table (never upserts the
+-- rollups); the fold merges them later.
+CREATE FUNCTION awa.queue_slot_append_rollup_deltas(p_slot int) RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    EXECUTE format(
+        'INSERT INTO awa.queue_terminal_rollup_deltas '
+        '       (queue, priority, pruned_completed_delta, pruned_failed_delta) '
+        'SELECT queue, priority, count(*) FILTER (WHERE state = ''completed''), '
+        '       count(*) FILTER (WHERE state = ''failed'') '
+        '  FROM awa.%I GROUP BY queue, priority '
+        'HAVING count(*) FILTER (WHERE state IN (''completed'', ''failed'')) > 0 '
+        ' ORDER BY queue, priority', 'done_entries_' || p_slot);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+
+-- Takes ACCESS EXCLUSIVE on every child of the slot within awa_bgw.prune_lock_timeout;
+-- false (and nothing held) when the locks cannot be had in time.
+CREATE FUNCTION awa.ring_lock_slot_children(p_ring text, p_slot int) RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_saved text := current_setting('lock_timeout');
+BEGIN
+    PERFORM set_config('lock_timeout',
+                       coalesce(current_setting('awa_bgw.prune_lock_timeout', true), '10ms'),
+                       true);
+    BEGIN
+        EXECUTE (SELECT 'LOCK TABLE ' || string_agg(awa.ring_child(f, p_slot)::text, ', ')
+                        || ' IN ACCESS EXCLUSIVE MODE'
+                   FROM unnest(awa.ring_families(p_ring)) f);
+    EXCEPTION WHEN lock_not_available THEN
+        PERFORM set_config('lock_timeout', v_saved, true);
+        RETURN false;
+    END;
+    PERFORM set_config('lock_timeout', v_saved, true);
+    RETURN true;
+END
+$$;
+
+CREATE FUNCTION awa.prune(p_schema text, p_ring text,
+    OUT ring text, OUT outcome text, OUT reason text, OUT slot int, OUT generation bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_n int;
+    v_authority text;
+    v_cur record;
+    v_locked boolean;
+BEGIN
+    PERFORM awa.check_schema(p_schema);
+    v_n := awa.ring_slot_count(p_ring);
+    ring := p_ring;
+
+    -- read-only gates: no lock beyond ACCESS SHARE, no xid
+    SELECT c.slot, c.generation INTO v_cur FROM awa.ring_cursor(p_ring) c;
+    SELECT o.slot, o.generation INTO slot, generation
+      FROM awa.ring_oldest_sealed(v_cur.slot, v_cur.generation, v_n) o;
+    IF slot IS NULL THEN
+        outcome := 'noop';
+        RETURN;
+    END IF;
+    reason := awa.ring_slot_blocker(p_ring, slot);
+    IF reason IS NULL THEN
+        outcome := 'already_pruned';
+        RETURN;
+    ELSIF reason = 'locked' THEN
+        outcome := 'blocked';
+        RETURN;
+    END IF;
+    reason := awa.ring_slot_live_reason(p_ring, slot);
+    IF reason IS NOT NULL THEN
+        outcome := 'skipped_active';
+        RETURN;
+    END IF;
+
+    -- serializer -> slot row -> children, every gate again under them
+    v_authority := awa.ring_try_serializer(p_ring);
+    IF v_authority IS NULL THEN
+        outcome := 'blocked';
+        reason := 'locked';
+        RETURN;
+    END IF;
+    SELECT c.slot, c.generation INTO v_cur FROM awa.ring_cursor(p_ring) c;
+    SELECT o.slot, o.generation INTO slot, generation
+      FROM awa.ring_oldest_sealed(v_cur.slot, v_cur.generation, v_n) o;
+    IF slot IS NULL THEN
+        outcome := 'noop';
+        reason := NULL;
+        RETURN;
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I WHERE slot = $1 '
+                   'FOR UPDATE SKIP LOCKED)', p_ring || '_ring_slots')
+       INTO v_locked USING slot;
+    IF NOT v_locked THEN
+        outcome := 'blocked';
+        reason := 'locked';
+        RETURN;
+    END IF;
+    reason := awa.ring_slot_live_reason(p_ring, slot);
+    IF reason IS NOT NULL THEN
+        outcome := 'skipped_active';
+        RETURN;
+    END IF;
+    IF NOT awa.ring_lock_slot_children(p_ring, slot) THEN
+        outcome := 'blocked';
+        reason := 'lock_timeout';
+        RETURN;
+    END IF;
+    reason := awa.ring_slot_blocker(p_ring, slot);
+    IF reason IS NULL THEN
+        outcome := 'already_pruned';
+        RETURN;
+    END IF;
+    reason := awa.ring_slot_live_reason(p_ring, slot);
+    IF reason IS NOT NULL THEN
+        outcome := 'skipped_active';
+        RETURN;
+    END IF;
+
+    IF p_ring = 'queue' THEN
+        PERFORM awa.queue_slot_append_rollup_deltas(slot);
+    END IF;
+    EXECUTE (SELECT 'TRUNCATE ' || string_agg(awa.ring_child(f, slot)::text, ', ')
+               FROM unnest(awa.ring_families(p_ring)) f);
+    outcome := 'pruned';
+END
+$$;

@@ -1,0 +1,137 @@
+/*-------------------------------------------------------------------------
+ *
+ * awa_bgw.h
+ *	  Shared declarations of awa_bgw: GUC variables, the shared-memory status
+ *	  of the maintenance workers, and the entry points of each module.
+ *
+ * src/awa_bgw.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef AWA_BGW_H
+#define AWA_BGW_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+
+/* The semver this library reports as its binary_version. */
+#define AWA_BGW_BINARY_VERSION	"0.7.0"
+/* The extension versions this library maintains (others: needs_upgrade). */
+#define AWA_BGW_SCHEMA_VERSION	"0.7"
+
+/* pg_try_advisory_lock key of the per-database maintenance leader: "AWA_MAIN". */
+#define AWA_BGW_LEADER_KEY		INT64CONST(4708303813012965710)
+
+/* Most databases one cluster's launcher maintains at once. */
+#define AWA_BGW_MAX_DATABASES	64
+
+#define AWA_BGW_WORKER_TYPE		"awa_bgw worker"
+#define AWA_BGW_LAUNCHER_TYPE	"awa_bgw launcher"
+
+typedef enum AwaRing
+{
+	AWA_RING_QUEUE = 0,
+	AWA_RING_LEASE,
+	AWA_RING_CLAIM,
+	AWA_RING_COUNT
+} AwaRing;
+
+typedef enum AwaWorkerState
+{
+	AWA_STATE_STARTING = 0,
+	AWA_STATE_WAITING_FOR_EXTENSION,
+	AWA_STATE_NEEDS_UPGRADE,
+	AWA_STATE_IN_RECOVERY,
+	AWA_STATE_DISABLED,
+	AWA_STATE_FOLLOWER,
+	AWA_STATE_LEADER
+} AwaWorkerState;
+
+typedef enum AwaRotateOutcome
+{
+	AWA_ROTATE_ROTATED = 0,
+	AWA_ROTATE_SKIPPED_IDLE,
+	AWA_ROTATE_SKIPPED_BUSY,
+	AWA_ROTATE_LOST_CAS,		/* a skipped_busy whose blocker was lost_cas */
+	AWA_ROTATE_NOUTCOMES
+} AwaRotateOutcome;
+
+typedef enum AwaPruneOutcome
+{
+	AWA_PRUNE_PRUNED = 0,
+	AWA_PRUNE_NOOP,
+	AWA_PRUNE_ALREADY_PRUNED,
+	AWA_PRUNE_BLOCKED,
+	AWA_PRUNE_SKIPPED_ACTIVE,
+	AWA_PRUNE_NOUTCOMES
+} AwaPruneOutcome;
+
+#define AWA_LABEL_LEN		64
+#define AWA_ERROR_LEN		256
+
+/* One maintenance worker's status; written by that worker only. */
+typedef struct AwaWorkerStatus
+{
+	bool		in_use;
+	Oid			dboid;
+	char		dbname[NAMEDATALEN];
+	int			pid;
+	AwaWorkerState state;
+	TimestampTz state_since;
+	TimestampTz started_at;
+	TimestampTz leader_since;	/* 0 when not leader */
+	uint64		rotations[AWA_RING_COUNT][AWA_ROTATE_NOUTCOMES];
+	char		last_blocker[AWA_RING_COUNT][AWA_LABEL_LEN];
+	uint64		prunes[AWA_RING_COUNT][AWA_PRUNE_NOUTCOMES];
+	char		last_prune_reason[AWA_RING_COUNT][AWA_LABEL_LEN];
+	uint64		errors;
+	char		last_error[AWA_ERROR_LEN];
+	TimestampTz last_error_at;
+} AwaWorkerStatus;
+
+typedef struct AwaSharedState
+{
+	LWLock	   *lock;
+	AwaWorkerStatus workers[AWA_BGW_MAX_DATABASES];
+} AwaSharedState;
+
+/* GUCs (awa_bgw.c) */
+extern char *awa_bgw_databases;
+extern char *awa_bgw_role;
+extern bool awa_bgw_enabled;
+extern int	awa_bgw_rotate_interval[AWA_RING_COUNT];
+extern int	awa_bgw_prune_lock_timeout;
+extern int	awa_bgw_fold_interval;
+extern int	awa_bgw_horizon_pin_min_age;
+extern bool awa_bgw_auto_flip;
+extern int	awa_bgw_auto_flip_stable_period;
+extern int	awa_bgw_runtime_fresh_window;
+extern int	awa_bgw_runtime_heartbeat_interval;
+extern int	awa_bgw_leader_retry_interval;
+extern int	awa_bgw_promote_interval;
+extern int	awa_bgw_rescue_interval;
+extern int	awa_bgw_job_heartbeat_timeout;
+extern int	awa_bgw_failed_retention;
+extern int	awa_bgw_step_timeout;
+
+extern const char *const awa_ring_names[AWA_RING_COUNT];
+
+/* shmem.c */
+extern void awa_shmem_request(void);
+extern void awa_shmem_startup(void);
+extern AwaSharedState *awa_shared;
+extern AwaWorkerStatus *awa_status_attach(Oid dboid, const char *dbname);
+extern void awa_status_set_state(AwaWorkerStatus *st, AwaWorkerState state);
+extern const char *awa_state_name(AwaWorkerState state);
+extern int	awa_rotate_outcome_index(const char *outcome, const char *blocker);
+extern int	awa_prune_outcome_index(const char *outcome);
+
+/* launcher.c, worker.c: background worker entry points */
+extern PGDLLEXPORT void awa_bgw_launcher_main(Datum main_arg);
+extern PGDLLEXPORT void awa_bgw_worker_main(Datum main_arg);
+extern void awa_register_launcher(void);
+
+#endif							/* AWA_BGW_H */

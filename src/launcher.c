@@ -1,0 +1,328 @@
+/*-------------------------------------------------------------------------
+ *
+ * launcher.c
+ *	  The launcher: a static background worker, connected to no database,
+ *	  that keeps one dynamic maintenance worker running per database named
+ *	  in awa_bgw.databases.
+ *
+ * The postmaster restarts the launcher; the launcher restarts workers, with
+ * its own exponential back-off (a worker exits 1 on SIGTERM or FATAL and is
+ * registered BGW_NEVER_RESTART). A worker is never restarted for a database
+ * that no longer exists, so DROP DATABASE ... WITH (FORCE) of a maintained
+ * database ends its worker for good; a database removed from the list has
+ * its worker stopped.
+ *
+ * src/launcher.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_database.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/acl.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/varlena.h"
+
+#include "src/awa_bgw.h"
+#include "src/worker_args.h"
+
+#define LAUNCHER_NAPTIME_MS		1000
+#define BACKOFF_MIN_MS			1000
+#define BACKOFF_MAX_MS			60000
+#define STABLE_RUN_MS			60000	/* a run this long resets the back-off */
+
+typedef struct LauncherEntry
+{
+	bool		used;
+	bool		wanted;			/* still listed in awa_bgw.databases */
+	bool		missing_logged;
+	char		dbname[NAMEDATALEN];
+	Oid			dboid;			/* of the running worker */
+	BackgroundWorkerHandle *handle;
+	TimestampTz started_at;
+	TimestampTz next_start;
+	int			backoff_ms;
+} LauncherEntry;
+
+static LauncherEntry entries[AWA_BGW_MAX_DATABASES];
+
+static LauncherEntry *
+entry_for(const char *dbname)
+{
+	LauncherEntry *free_entry = NULL;
+	int			i;
+
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
+		if (entries[i].used && strcmp(entries[i].dbname, dbname) == 0)
+			return &entries[i];
+		if (!entries[i].used && free_entry == NULL)
+			free_entry = &entries[i];
+	}
+	if (free_entry == NULL)
+	{
+		ereport(WARNING,
+				(errmsg("awa_bgw: cannot maintain database \"%s\": at most %d databases",
+						dbname, AWA_BGW_MAX_DATABASES)));
+		return NULL;
+	}
+	memset(free_entry, 0, sizeof(LauncherEntry));
+	free_entry->used = true;
+	strlcpy(free_entry->dbname, dbname, NAMEDATALEN);
+	free_entry->backoff_ms = BACKOFF_MIN_MS;
+	return free_entry;
+}
+
+/* Mark the entries of the databases listed now; returns false on a bad list. */
+static bool
+mark_wanted(void)
+{
+	char	   *raw = pstrdup(awa_bgw_databases ? awa_bgw_databases : "");
+	List	   *names = NIL;
+	ListCell   *lc;
+	int			i;
+
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+		entries[i].wanted = false;
+	if (!SplitIdentifierString(raw, ',', &names))
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("awa_bgw: invalid awa_bgw.databases: \"%s\"", awa_bgw_databases),
+				 errhint("List database names separated by commas.")));
+		list_free(names);
+		pfree(raw);
+		return false;
+	}
+	foreach(lc, names)
+	{
+		LauncherEntry *e = entry_for((const char *) lfirst(lc));
+
+		if (e)
+			e->wanted = true;
+	}
+	list_free(names);
+	pfree(raw);
+	return true;
+}
+
+/* Notice workers that stopped; stop workers no longer wanted. */
+static void
+reap_workers(TimestampTz now)
+{
+	int			i;
+
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
+		LauncherEntry *e = &entries[i];
+		pid_t		pid;
+
+		if (!e->used || e->handle == NULL)
+			continue;
+		if (GetBackgroundWorkerPid(e->handle, &pid) == BGWH_STOPPED)
+		{
+			pfree(e->handle);
+			e->handle = NULL;
+			if (TimestampDifferenceExceeds(e->started_at, now, STABLE_RUN_MS))
+				e->backoff_ms = BACKOFF_MIN_MS;
+			e->next_start = TimestampTzPlusMilliseconds(now, e->backoff_ms);
+			if (e->wanted)
+				ereport(LOG,
+						(errmsg("awa_bgw: worker for database \"%s\" exited; restarting it "
+								"in %d ms if the database still exists",
+								e->dbname, e->backoff_ms)));
+			e->backoff_ms = Min(e->backoff_ms * 2, BACKOFF_MAX_MS);
+		}
+		else if (!e->wanted)
+			TerminateBackgroundWorker(e->handle);
+	}
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+		if (entries[i].used && !entries[i].wanted && entries[i].handle == NULL)
+			entries[i].used = false;
+}
+
+static void
+start_worker(LauncherEntry *e, Oid dboid, Oid roleoid, TimestampTz now)
+{
+	BackgroundWorker worker;
+	AwaWorkerArgs args;
+	MemoryContext oldcxt;
+	bool		registered;
+
+	memset(&worker, 0, sizeof(worker));
+	memset(&args, 0, sizeof(args));
+	args.roleoid = roleoid;
+	strlcpy(args.dbname, e->dbname, NAMEDATALEN);
+
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "awa_bgw");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, CppAsString(awa_bgw_worker_main));
+	snprintf(worker.bgw_name, BGW_MAXLEN, "awa_bgw worker for database %s", e->dbname);
+	snprintf(worker.bgw_type, BGW_MAXLEN, AWA_BGW_WORKER_TYPE);
+	worker.bgw_main_arg = ObjectIdGetDatum(dboid);
+	worker.bgw_notify_pid = MyProcPid;
+	memcpy(worker.bgw_extra, &args, sizeof(args));
+
+	e->started_at = now;
+	/* the handle outlives the transaction this runs in */
+	oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+	registered = RegisterDynamicBackgroundWorker(&worker, &e->handle);
+	MemoryContextSwitchTo(oldcxt);
+	if (!registered)
+	{
+		e->handle = NULL;
+		e->next_start = TimestampTzPlusMilliseconds(now, e->backoff_ms);
+		e->backoff_ms = Min(e->backoff_ms * 2, BACKOFF_MAX_MS);
+		ereport(WARNING,
+				(errmsg("awa_bgw: could not start a worker for database \"%s\"", e->dbname),
+				 errhint("Raise max_worker_processes: awa_bgw needs one slot for its "
+						 "launcher and one per maintained database.")));
+		return;
+	}
+	e->dboid = dboid;
+	e->missing_logged = false;
+}
+
+/*
+ * The OID of a database that accepts connections, or InvalidOid. A heap scan
+ * of pg_database, because a process connected to no database cannot open
+ * pg_database's indexes (the autovacuum launcher reads it the same way).
+ */
+static Oid
+lookup_database_oid(const char *dbname)
+{
+	Relation	rel = table_open(DatabaseRelationId, AccessShareLock);
+	TableScanDesc scan = table_beginscan_catalog(rel, 0, NULL);
+	HeapTuple	tup;
+	Oid			result = InvalidOid;
+
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
+
+		if (db->datallowconn && strcmp(NameStr(db->datname), dbname) == 0)
+		{
+			result = db->oid;
+			break;
+		}
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return result;
+}
+
+/* Start the wanted workers that are not running and are due; needs a transaction. */
+static void
+start_due_workers(TimestampTz now)
+{
+	Oid			roleoid = InvalidOid;
+	int			i;
+
+	if (awa_bgw_role && awa_bgw_role[0] != '\0')
+	{
+		roleoid = get_role_oid(awa_bgw_role, true);
+		if (!OidIsValid(roleoid))
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("awa_bgw: role \"%s\" (awa_bgw.role) does not exist", awa_bgw_role),
+					 errhint("Create it WITH LOGIN, or set awa_bgw.role to an existing role.")));
+			return;
+		}
+	}
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
+		LauncherEntry *e = &entries[i];
+		Oid			dboid;
+
+		if (!e->used || !e->wanted || e->handle != NULL || now < e->next_start)
+			continue;
+		dboid = lookup_database_oid(e->dbname);
+		if (!OidIsValid(dboid))
+		{
+			if (!e->missing_logged)
+				ereport(LOG,
+						(errmsg("awa_bgw: database \"%s\" listed in awa_bgw.databases does "
+								"not exist; waiting for it", e->dbname)));
+			e->missing_logged = true;
+			continue;
+		}
+		start_worker(e, dboid, roleoid, now);
+	}
+}
+
+static void
+launcher_reconcile(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (!mark_wanted())
+		return;
+	reap_workers(now);
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	start_due_workers(now);
+	CommitTransactionCommand();
+}
+
+void
+awa_bgw_launcher_main(Datum main_arg)
+{
+	/* Establish signal handlers before unblocking signals. */
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_appname(AWA_BGW_LAUNCHER_TYPE);
+	/* SIGHUPs may have been missed before the handler was installed */
+	ProcessConfigFile(PGC_SIGHUP);
+
+	for (;;)
+	{
+		launcher_reconcile();
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 LAUNCHER_NAPTIME_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+	}
+}
+
+void
+awa_register_launcher(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = 5;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "awa_bgw");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, CppAsString(awa_bgw_launcher_main));
+	snprintf(worker.bgw_name, BGW_MAXLEN, AWA_BGW_LAUNCHER_TYPE);
+	snprintf(worker.bgw_type, BGW_MAXLEN, AWA_BGW_LAUNCHER_TYPE);
+	RegisterBackgroundWorker(&worker);
+}

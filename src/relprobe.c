@@ -1,0 +1,72 @@
+/*-------------------------------------------------------------------------
+ *
+ * relprobe.c
+ *	  awa.try_relation_empty(regclass): the never-waiting emptiness probe that
+ *	  rotation's busy and idle gates and prune's already-pruned gate use.
+ *
+ * It takes ACCESS SHARE only if that is granted at once (a child held
+ * ACCESS EXCLUSIVE by a prune reads as NULL, "locked"), checks SELECT
+ * privilege, and looks for one tuple visible to the active snapshot.
+ * It writes nothing and assigns no transaction id.
+ *
+ * src/relprobe.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/tableam.h"
+#include "catalog/pg_class.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+PG_FUNCTION_INFO_V1(awa_try_relation_empty);
+
+Datum
+awa_try_relation_empty(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	rel;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	bool		found;
+
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for table %s", get_rel_name(relid))));
+
+	if (!ConditionalLockRelationOid(relid, AccessShareLock))
+		PG_RETURN_NULL();
+
+	rel = try_relation_open(relid, NoLock);
+	if (rel == NULL)
+	{
+		UnlockRelationOid(relid, AccessShareLock);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	}
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a table", RelationGetRelationName(rel)),
+				 errhint("awa.try_relation_empty() probes one ring child partition, "
+						 "not a partitioned parent.")));
+
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	slot = table_slot_create(rel, NULL);
+	found = table_scan_getnextslot(scan, ForwardScanDirection, slot);
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	relation_close(rel, NoLock);
+
+	PG_RETURN_BOOL(!found);
+}

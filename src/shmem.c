@@ -1,0 +1,267 @@
+/*-------------------------------------------------------------------------
+ *
+ * shmem.c
+ *	  The shared-memory status of the maintenance workers: one slot per
+ *	  worker, written by that worker under the LWLock, and the set-returning
+ *	  function behind the awa.maintenance_status view.
+ *
+ * src/shmem.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
+
+#include "src/awa_bgw.h"
+
+PG_FUNCTION_INFO_V1(awa_maintenance_worker_status);
+
+AwaSharedState *awa_shared = NULL;
+
+static AwaWorkerStatus *my_status = NULL;
+
+static const char *const rotate_outcome_names[AWA_ROTATE_NOUTCOMES] = {
+	"rotated", "skipped_idle", "skipped_busy", "lost_cas"
+};
+static const char *const prune_outcome_names[AWA_PRUNE_NOUTCOMES] = {
+	"pruned", "noop", "already_pruned", "blocked", "skipped_active"
+};
+
+void
+awa_shmem_request(void)
+{
+	RequestAddinShmemSpace(MAXALIGN(sizeof(AwaSharedState)));
+	RequestNamedLWLockTranche("awa_bgw", 1);
+}
+
+void
+awa_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	awa_shared = ShmemInitStruct("awa_bgw", sizeof(AwaSharedState), &found);
+	if (!found)
+	{
+		memset(awa_shared, 0, sizeof(AwaSharedState));
+		awa_shared->lock = &(GetNamedLWLockTranche("awa_bgw"))->lock;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+const char *
+awa_state_name(AwaWorkerState state)
+{
+	switch (state)
+	{
+		case AWA_STATE_STARTING:
+			return "starting";
+		case AWA_STATE_WAITING_FOR_EXTENSION:
+			return "waiting_for_extension";
+		case AWA_STATE_NEEDS_UPGRADE:
+			return "needs_upgrade";
+		case AWA_STATE_IN_RECOVERY:
+			return "in_recovery";
+		case AWA_STATE_DISABLED:
+			return "disabled";
+		case AWA_STATE_FOLLOWER:
+			return "follower";
+		case AWA_STATE_LEADER:
+			return "leader";
+	}
+	return "unknown";
+}
+
+static void
+status_detach(int code, Datum arg)
+{
+	if (my_status == NULL)
+		return;
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	my_status->in_use = false;
+	my_status->pid = 0;
+	LWLockRelease(awa_shared->lock);
+	my_status = NULL;
+}
+
+/*
+ * Claim a status slot for this worker: the one its database used last, else a
+ * free one. The slot is released at exit by a callback installed first.
+ */
+AwaWorkerStatus *
+awa_status_attach(Oid dboid, const char *dbname)
+{
+	AwaWorkerStatus *free_slot = NULL;
+	int			i;
+
+	if (awa_shared == NULL)
+		elog(ERROR, "awa_bgw shared memory is not initialized");
+
+	before_shmem_exit(status_detach, (Datum) 0);
+
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
+		AwaWorkerStatus *st = &awa_shared->workers[i];
+
+		if (st->in_use && st->dboid == dboid)
+			ereport(ERROR,
+					(errmsg("another awa_bgw worker (PID %d) already maintains database \"%s\"",
+							st->pid, dbname)));
+		if (!st->in_use && (free_slot == NULL || st->dboid == dboid))
+			free_slot = st;
+	}
+	if (free_slot == NULL)
+	{
+		LWLockRelease(awa_shared->lock);
+		ereport(ERROR,
+				(errmsg("no free awa_bgw status slot for database \"%s\"", dbname),
+				 errhint("awa_bgw maintains at most %d databases.", AWA_BGW_MAX_DATABASES)));
+	}
+	memset(free_slot, 0, sizeof(AwaWorkerStatus));
+	free_slot->in_use = true;
+	free_slot->dboid = dboid;
+	strlcpy(free_slot->dbname, dbname, NAMEDATALEN);
+	free_slot->pid = MyProcPid;
+	free_slot->state = AWA_STATE_STARTING;
+	free_slot->started_at = free_slot->state_since = GetCurrentTimestamp();
+	my_status = free_slot;
+	LWLockRelease(awa_shared->lock);
+	return free_slot;
+}
+
+void
+awa_status_set_state(AwaWorkerStatus *st, AwaWorkerState state)
+{
+	if (st->state == state)
+		return;
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	st->state = state;
+	st->state_since = GetCurrentTimestamp();
+	if (state == AWA_STATE_LEADER)
+		st->leader_since = st->state_since;
+	else
+		st->leader_since = 0;
+	LWLockRelease(awa_shared->lock);
+}
+
+/* {"queue": {"rotated": n, ..., "last_blocker": "..."}, "lease": ..., "claim": ...} */
+static Jsonb *
+counters_jsonb(const uint64 (*counts)[], int noutcomes, const char *const *names,
+			   const char (*labels)[AWA_LABEL_LEN], const char *label_key)
+{
+	StringInfoData buf;
+	int			r,
+				o;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (r = 0; r < AWA_RING_COUNT; r++)
+	{
+		const uint64 *row = ((const uint64 *) counts) + r * noutcomes;
+
+		appendStringInfo(&buf, "%s\"%s\": {", r ? ", " : "", awa_ring_names[r]);
+		for (o = 0; o < noutcomes; o++)
+			appendStringInfo(&buf, "%s\"%s\": " UINT64_FORMAT, o ? ", " : "",
+							 names[o], row[o]);
+		appendStringInfo(&buf, ", \"%s\": ", label_key);
+		if (labels[r][0])
+			escape_json(&buf, labels[r]);
+		else
+			appendStringInfoString(&buf, "null");
+		appendStringInfoChar(&buf, '}');
+	}
+	appendStringInfoChar(&buf, '}');
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+static Datum
+nullable_ts(TimestampTz ts, bool *isnull)
+{
+	*isnull = (ts == 0);
+	return TimestampTzGetDatum(ts);
+}
+
+/* The rows of awa.maintenance_status: a copy of the slots taken under the lock. */
+Datum
+awa_maintenance_worker_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	AwaWorkerStatus *copy;
+	int			n = 0;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (awa_shared == NULL)
+		PG_RETURN_VOID();
+
+	copy = palloc(sizeof(AwaWorkerStatus) * AWA_BGW_MAX_DATABASES);
+	LWLockAcquire(awa_shared->lock, LW_SHARED);
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+		if (awa_shared->workers[i].in_use)
+			copy[n++] = awa_shared->workers[i];
+	LWLockRelease(awa_shared->lock);
+
+	for (i = 0; i < n; i++)
+	{
+		AwaWorkerStatus *st = &copy[i];
+		Datum		values[11];
+		bool		nulls[11] = {0};
+
+		values[0] = CStringGetDatum(st->dbname);
+		values[0] = DirectFunctionCall1(namein, values[0]);
+		values[1] = Int32GetDatum(st->pid);
+		values[2] = CStringGetTextDatum(awa_state_name(st->state));
+		values[3] = nullable_ts(st->state_since, &nulls[3]);
+		values[4] = nullable_ts(st->started_at, &nulls[4]);
+		values[5] = nullable_ts(st->leader_since, &nulls[5]);
+		values[6] = JsonbPGetDatum(counters_jsonb((const uint64 (*)[]) st->rotations,
+												  AWA_ROTATE_NOUTCOMES, rotate_outcome_names,
+												  (const char (*)[AWA_LABEL_LEN]) st->last_blocker,
+												  "last_blocker"));
+		values[7] = JsonbPGetDatum(counters_jsonb((const uint64 (*)[]) st->prunes,
+												  AWA_PRUNE_NOUTCOMES, prune_outcome_names,
+												  (const char (*)[AWA_LABEL_LEN]) st->last_prune_reason,
+												  "last_reason"));
+		values[8] = Int64GetDatum((int64) st->errors);
+		values[9] = CStringGetTextDatum(st->last_error);
+		nulls[9] = (st->last_error[0] == '\0');
+		values[10] = nullable_ts(st->last_error_at, &nulls[10]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
+}
+
+/* Outcome names, for the step runner's mapping of SQL results to counters. */
+int
+awa_rotate_outcome_index(const char *outcome, const char *blocker)
+{
+	int			o;
+
+	if (strcmp(outcome, "skipped_busy") == 0 && blocker && strcmp(blocker, "lost_cas") == 0)
+		return AWA_ROTATE_LOST_CAS;
+	for (o = 0; o < AWA_ROTATE_NOUTCOMES; o++)
+		if (strcmp(outcome, rotate_outcome_names[o]) == 0)
+			return o;
+	return -1;
+}
+
+int
+awa_prune_outcome_index(const char *outcome)
+{
+	int			o;
+
+	for (o = 0; o < AWA_PRUNE_NOUTCOMES; o++)
+		if (strcmp(outcome, prune_outcome_names[o]) == 0)
+			return o;
+	return -1;
+}

@@ -1,0 +1,37 @@
+/*-------------------------------------------------------------------------
+ *
+ * step.h
+ *	  The step runner: one maintenance operation in one transaction.
+ *
+ * src/step.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef AWA_STEP_H
+#define AWA_STEP_H
+
+#include "src/awa_bgw.h"
+
+typedef enum AwaExtensionState
+{
+	AWA_EXT_ABSENT = 0,
+	AWA_EXT_READY,				/* installed at AWA_BGW_SCHEMA_VERSION */
+	AWA_EXT_OTHER_VERSION		/* installed at a version this library does not run */
+} AwaExtensionState;
+
+typedef struct AwaStepResult
+{
+	AwaExtensionState extension;
+	char		col1[AWA_LABEL_LEN];	/* first two columns of the first row */
+	char		col2[AWA_LABEL_LEN];
+} AwaStepResult;
+
+/*
+ * Run sql (NULL: only probe the extension) in a transaction of its own.
+ * Returns false when the step raised an error (already logged and counted).
+ */
+extern bool awa_run_step(AwaWorkerStatus *st, const char *label, const char *sql,
+						 AwaStepResult *res);
+extern void awa_record_error(AwaWorkerStatus *st, const char *label, ErrorData *edata);
+
+#endif							/* AWA_STEP_H */

@@ -1,0 +1,290 @@
+/*-------------------------------------------------------------------------
+ *
+ * worker.c
+ *	  The per-database maintenance worker: its signals, its loop, its state
+ *	  machine, leader election and the schedule of its steps.
+ *
+ * The worker idles (re-checking once a second) while maintenance is
+ * disabled, while the server is in recovery, while the extension is missing
+ * or at a version this library does not maintain, and while another process
+ * holds the leader lock. As leader it runs, per ring and on that ring's
+ * cadence, one rotate transaction then one prune transaction.
+ *
+ * src/worker.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "src/step.h"
+#include "src/worker_args.h"
+
+#define IDLE_RECHECK_MS		1000
+
+typedef struct WorkerSchedule
+{
+	TimestampTz next_ring[AWA_RING_COUNT];
+	TimestampTz next_heartbeat;
+	TimestampTz next_leader_try;
+	bool		is_leader;
+	bool		upgrade_logged;
+	char		instance_id[40];
+} WorkerSchedule;
+
+static AwaWorkerStatus *status;
+static WorkerSchedule sched;
+
+static TimestampTz
+after_ms(TimestampTz from, int ms)
+{
+	return TimestampTzPlusMilliseconds(from, ms);
+}
+
+/* Runs a statement that returns one boolean; false on error or NULL. */
+static bool
+run_bool_step(const char *label, const char *sql)
+{
+	AwaStepResult res;
+
+	if (!awa_run_step(status, label, sql, &res))
+		return false;
+	return res.extension == AWA_EXT_READY && strcmp(res.col1, "t") == 0;
+}
+
+static void
+leader_release(void)
+{
+	if (!sched.is_leader)
+		return;
+	run_bool_step("leader release",
+				  "SELECT pg_catalog.pg_advisory_unlock(4708303813012965710)");
+	sched.is_leader = false;
+	ereport(LOG, (errmsg("awa_bgw: gave up maintenance leadership of database \"%s\"",
+						 status->dbname)));
+}
+
+static void
+leader_try(TimestampTz now)
+{
+	if (sched.is_leader || now < sched.next_leader_try)
+		return;
+	sched.next_leader_try = after_ms(now, awa_bgw_leader_retry_interval);
+	if (run_bool_step("leader election",
+					  "SELECT pg_catalog.pg_try_advisory_lock(4708303813012965710)"))
+	{
+		sched.is_leader = true;
+		ereport(LOG, (errmsg("awa_bgw: became maintenance leader of database \"%s\"",
+							 status->dbname)));
+	}
+}
+
+/*
+ * Check the extension; returns true when it is ready to be maintained and
+ * otherwise sets the idle state it stands in.
+ */
+static bool
+extension_ready(void)
+{
+	AwaStepResult res;
+
+	if (!awa_run_step(status, "extension check", NULL, &res))
+		return false;
+	if (res.extension == AWA_EXT_READY)
+	{
+		sched.upgrade_logged = false;
+		return true;
+	}
+	leader_release();
+	if (res.extension == AWA_EXT_ABSENT)
+		awa_status_set_state(status, AWA_STATE_WAITING_FOR_EXTENSION);
+	else
+	{
+		if (!sched.upgrade_logged)
+			ereport(LOG,
+					(errmsg("awa_bgw: database \"%s\" has extension awa_bgw at a version "
+							"this library does not maintain; waiting",
+							status->dbname),
+					 errhint("Run ALTER EXTENSION awa_bgw UPDATE TO '%s' in that database.",
+							 AWA_BGW_SCHEMA_VERSION)));
+		sched.upgrade_logged = true;
+		awa_status_set_state(status, AWA_STATE_NEEDS_UPGRADE);
+	}
+	return false;
+}
+
+static void
+heartbeat(TimestampTz now)
+{
+	char	   *name;
+	char	   *sql;
+	AwaStepResult res;
+
+	if (now < sched.next_heartbeat)
+		return;
+	sched.next_heartbeat = after_ms(now, awa_bgw_runtime_heartbeat_interval);
+	name = psprintf("awa_bgw worker (database %s)", status->dbname);
+	sql = psprintf("SELECT awa.runtime_heartbeat('%s', %s, '%s', %d, %s)",
+				   sched.instance_id, quote_literal_cstr(name), AWA_BGW_BINARY_VERSION,
+				   MyProcPid, sched.is_leader ? "true" : "false");
+	awa_run_step(status, "runtime heartbeat", sql, &res);
+	pfree(sql);
+	pfree(name);
+}
+
+static void
+count_ring_outcome(AwaRing ring, bool rotate, const AwaStepResult *res)
+{
+	int			idx;
+
+	idx = rotate ? awa_rotate_outcome_index(res->col1, res->col2)
+		: awa_prune_outcome_index(res->col1);
+	if (idx < 0)
+		return;
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	if (rotate)
+	{
+		status->rotations[ring][idx]++;
+		if (res->col2[0])
+			strlcpy(status->last_blocker[ring], res->col2, AWA_LABEL_LEN);
+	}
+	else
+	{
+		status->prunes[ring][idx]++;
+		if (res->col2[0])
+			strlcpy(status->last_prune_reason[ring], res->col2, AWA_LABEL_LEN);
+	}
+	LWLockRelease(awa_shared->lock);
+}
+
+/* One rotate transaction, then one prune transaction, for a ring that is due. */
+static void
+ring_tick(AwaRing ring, TimestampTz now)
+{
+	char		label[64];
+	char		sql[160];
+	AwaStepResult res;
+
+	if (now < sched.next_ring[ring])
+		return;
+	sched.next_ring[ring] = after_ms(now, awa_bgw_rotate_interval[ring]);
+
+	snprintf(label, sizeof(label), "rotate of the %s ring", awa_ring_names[ring]);
+	snprintf(sql, sizeof(sql),
+			 "SELECT outcome, blocker FROM awa.rotate('awa', '%s')", awa_ring_names[ring]);
+	if (awa_run_step(status, label, sql, &res) && res.extension == AWA_EXT_READY)
+		count_ring_outcome(ring, true, &res);
+
+	snprintf(label, sizeof(label), "prune of the %s ring", awa_ring_names[ring]);
+	snprintf(sql, sizeof(sql),
+			 "SELECT outcome, reason FROM awa.prune('awa', '%s')", awa_ring_names[ring]);
+	if (awa_run_step(status, label, sql, &res) && res.extension == AWA_EXT_READY)
+		count_ring_outcome(ring, false, &res);
+}
+
+/* One pass of the state machine; returns the next time anything is due. */
+static TimestampTz
+worker_tick(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz next = after_ms(now, IDLE_RECHECK_MS);
+	int			r;
+
+	if (!awa_bgw_enabled)
+	{
+		leader_release();
+		awa_status_set_state(status, AWA_STATE_DISABLED);
+		return next;
+	}
+	if (RecoveryInProgress())
+	{
+		leader_release();
+		awa_status_set_state(status, AWA_STATE_IN_RECOVERY);
+		return next;
+	}
+	if (!extension_ready())
+		return next;
+
+	leader_try(now);
+	heartbeat(now);
+	if (!sched.is_leader)
+	{
+		awa_status_set_state(status, AWA_STATE_FOLLOWER);
+		return Min(next, sched.next_leader_try);
+	}
+	awa_status_set_state(status, AWA_STATE_LEADER);
+
+	for (r = 0; r < AWA_RING_COUNT; r++)
+	{
+		ring_tick((AwaRing) r, now);
+		next = Min(next, sched.next_ring[r]);
+	}
+	return Min(next, sched.next_heartbeat);
+}
+
+static void
+new_instance_id(void)
+{
+	AwaStepResult res;
+
+	/* gen_random_uuid() is core; it needs no extension and writes nothing */
+	awa_run_step(status, "instance id", "SELECT pg_catalog.gen_random_uuid()::text", &res);
+	if (res.col1[0] == '\0')
+		snprintf(res.col1, sizeof(res.col1), "00000000-0000-4000-8000-%012x", MyProcPid);
+	strlcpy(sched.instance_id, res.col1, sizeof(sched.instance_id));
+}
+
+void
+awa_bgw_worker_main(Datum main_arg)
+{
+	Oid			dboid = DatumGetObjectId(main_arg);
+	AwaWorkerArgs args;
+
+	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
+
+	/* Establish signal handlers before unblocking signals. */
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	BackgroundWorkerInitializeConnectionByOid(dboid, args.roleoid, 0);
+	pgstat_report_appname(AWA_BGW_WORKER_TYPE);
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+
+	status = awa_status_attach(dboid, args.dbname);
+	memset(&sched, 0, sizeof(sched));
+	new_instance_id();
+	ereport(LOG, (errmsg("awa_bgw: worker started for database \"%s\"", args.dbname)));
+
+	for (;;)
+	{
+		TimestampTz next = worker_tick();
+		long		wait_ms;
+
+		pgstat_report_stat(true);
+		wait_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Max(wait_ms, 1), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			/* a new cadence or retry interval takes effect at once */
+			memset(sched.next_ring, 0, sizeof(sched.next_ring));
+			sched.next_leader_try = 0;
+		}
+	}
+}
