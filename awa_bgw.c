@@ -19,6 +19,7 @@
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "utils/guc.h"
+#include "utils/varlena.h"
 
 #include "src/awa_bgw.h"
 
@@ -65,6 +66,21 @@ shmem_startup(void)
 	awa_shmem_startup();
 }
 
+/* awa_bgw.databases must be a list of identifiers: "a,,b" is refused. */
+static bool
+check_databases(char **newval, void **extra, GucSource source)
+{
+	char	   *raw = pstrdup(*newval);
+	List	   *names = NIL;
+	bool		ok = SplitIdentifierString(raw, ',', &names);
+
+	if (!ok)
+		GUC_check_errdetail("List database names separated by commas.");
+	list_free(names);
+	pfree(raw);
+	return ok;
+}
+
 /* A millisecond GUC, reloadable with SIGHUP (or SET by a superuser when suset). */
 static void
 define_ms(const char *name, const char *desc, int *var, int boot, int min, int max,
@@ -90,7 +106,7 @@ define_gucs(void)
 							   "A comma-separated list of database names; one maintenance "
 							   "worker runs per listed database. Empty: none.",
 							   &awa_bgw_databases, "postgres", PGC_SIGHUP,
-							   GUC_LIST_INPUT, NULL, NULL, NULL);
+							   GUC_LIST_INPUT, check_databases, NULL, NULL);
 	DefineCustomStringVariable("awa_bgw.role",
 							   "Role the maintenance workers connect as.",
 							   "Must have LOGIN. Empty: the bootstrap superuser.",
