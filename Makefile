@@ -21,7 +21,7 @@ ISOLATION_OPTS = --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp
 TAP_TESTS = 1
 
 EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso results regression.diffs \
-	regression.out log
+	regression.out log tmp_run tmp_run.path
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -30,7 +30,13 @@ include $(PGXS)
 awa_bgw--$(EXTVERSION).sql: $(sort $(wildcard sql-src/*.sql))
 	cat $^ > $@
 
-.PHONY: model-check test run
+.PHONY: model-check test run stop
+run:
+	bash $(srcdir)/scripts/run.sh
+
+stop:
+	bash $(srcdir)/scripts/stop.sh
+
 model-check:
 	$(MAKE) -C model check
 

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `make run`: build and install awa_bgw, then initdb and start a PostgreSQL 15 with
+# awa_bgw preloaded on 127.0.0.1:${AWA_BGW_PORT:-5499}, create the extension, put a
+# little work on the queue ring and show the worker turning it. Works as root (the
+# server runs as the unprivileged user postgres) or as a user who can `make install`.
+# Stop it with `make stop`.
+set -euo pipefail
+
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+port=${AWA_BGW_PORT:-5499}
+export PATH=/usr/lib/postgresql/15/bin:$PATH
+
+if [ "$(id -u)" -eq 0 ]; then
+    if ! command -v pg_config >/dev/null || ! [ -x /usr/lib/postgresql/15/bin/initdb ] \
+       || ! [ -d /usr/include/postgresql/15/server ]; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends postgresql-15 \
+            postgresql-server-dev-15 make gcc libc6-dev >/dev/null
+    fi
+    run_as=(runuser -u postgres --)
+else
+    run_as=()
+fi
+
+make -C "$src" -s
+make -C "$src" -s install
+
+# the cluster lives under the repository when the server's user can reach it
+base="$src/tmp_run"
+mkdir -p "$base"
+[ "$(id -u)" -eq 0 ] && chown postgres "$base"
+if ! "${run_as[@]}" test -w "$base"; then
+    base=/tmp/awa_bgw_run
+    mkdir -p "$base"
+    [ "$(id -u)" -eq 0 ] && chown postgres "$base"
+fi
+echo "$base" > "$src/tmp_run.path" 2>/dev/null || true
+data="$base/data"
+
+if [ ! -f "$data/PG_VERSION" ]; then
+    "${run_as[@]}" initdb -D "$data" -A trust -U postgres >/dev/null
+    cat >> "$data/postgresql.conf" <<CONF
+# awa_bgw demo settings
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$base'
+shared_preload_libraries = 'awa_bgw'
+awa_bgw.databases = 'postgres'
+awa_bgw.leader_retry_interval = '1s'
+CONF
+fi
+if ! "${run_as[@]}" pg_ctl -D "$data" status >/dev/null 2>&1; then
+    "${run_as[@]}" pg_ctl -D "$data" -l "$base/server.log" -w start >/dev/null
+fi
+
+psql=("${run_as[@]}" psql -X -h "$base" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1)
+"${psql[@]}" -q -c "CREATE EXTENSION IF NOT EXISTS awa_bgw"
+
+# wait for the worker to lead (leader_retry_interval is 1 s here)
+for _ in $(seq 1 60); do
+    state=$("${psql[@]}" -At -c "SELECT state FROM awa.maintenance_status WHERE database = 'postgres'")
+    [ "$state" = leader ] && break
+    sleep 0.5
+done
+
+# Until the enqueue/claim API lands, put finished work on the queue ring by hand: a
+# job and its terminal outcome in the current slot. The worker rotates the ring past
+# it and prunes the sealed slot with one TRUNCATE, counting it as terminal history.
+"${psql[@]}" -q <<'SQL'
+INSERT INTO awa.ready_entries (ready_slot, ready_generation, job_id, queue, priority, kind,
+                               args, attempt, max_attempts, run_at)
+SELECT slot, generation, 1, 'demo', 0, 'hello', '{"to": "world"}', 1, 25, now()
+  FROM awa.ring_cursor('queue');
+INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease, queue,
+                              priority, state)
+SELECT slot, generation, 1, 1, 'demo', 0, 'completed' FROM awa.ring_cursor('queue');
+SQL
+for _ in $(seq 1 60); do
+    n=$("${psql[@]}" -At -c "SELECT count(*) FROM awa.queue_terminal_rollup_deltas WHERE queue = 'demo'")
+    [ "$n" -gt 0 ] && break
+    sleep 0.5
+done
+
+"${psql[@]}" -c "SELECT ring, authority, current_slot, generation, ledger_rows, last_rotated_at FROM awa.ring_status" \
+             -c "SELECT database, pid, state, leader_since, rotations->'queue' AS queue_rotations, prunes->'queue' AS queue_prunes, errors FROM awa.maintenance_status" \
+             -c "SELECT queue, priority, pruned_completed_delta FROM awa.queue_terminal_rollup_deltas"
+cat <<MSG
+awa_bgw is running: psql -h $base -p $port -U postgres postgres
+(server log: $base/server.log; stop it with: make stop)
+MSG
