@@ -3,10 +3,12 @@
 -- ever touches a ring family; space comes back by TRUNCATE of a whole slot.
 -- (The enqueue/claim/complete API that writes them is defined in later pieces.)
 
--- queue ring (ready_slot): claimable jobs and their terminal history.
+-- queue ring (ready_slot): claimable entries (one per attempt) and terminal outcomes.
 CREATE TABLE awa.ready_entries (
     ready_slot int NOT NULL,
     ready_generation bigint NOT NULL,
+    lane_id int NOT NULL,
+    lane_seq bigint NOT NULL,
     job_id bigint NOT NULL,
     queue text NOT NULL,
     priority smallint NOT NULL,
@@ -14,52 +16,76 @@ CREATE TABLE awa.ready_entries (
     args jsonb NOT NULL,
     attempt int NOT NULL,
     max_attempts int NOT NULL,
-    run_at timestamptz NOT NULL,
+    created_at timestamptz NOT NULL,
     enqueued_at timestamptz NOT NULL DEFAULT clock_timestamp()
 ) PARTITION BY LIST (ready_slot);
+CREATE INDEX ON awa.ready_entries (lane_id, lane_seq);
 
+-- completed/failed/cancelled outcomes land in the current slot; the tombstone of a
+-- never-claimed entry that was cancelled ('cancelled', run_lease 0) lands in the
+-- entry's own slot.
 CREATE TABLE awa.done_entries (
     ready_slot int NOT NULL,
     ready_generation bigint NOT NULL,
     job_id bigint NOT NULL,
-    run_lease bigint NOT NULL,
+    run_lease int NOT NULL,
+    lane_id int NOT NULL,
+    lane_seq bigint NOT NULL,
     queue text NOT NULL,
     priority smallint NOT NULL,
-    state text NOT NULL,
+    kind text NOT NULL,
+    state text NOT NULL CHECK (state IN ('completed', 'failed', 'cancelled')),
     error text,
+    created_at timestamptz NOT NULL,
     finished_at timestamptz NOT NULL DEFAULT clock_timestamp()
 ) PARTITION BY LIST (ready_slot);
+CREATE INDEX ON awa.done_entries (lane_id, lane_seq);
+CREATE INDEX ON awa.done_entries (job_id);
 
--- claim ring (claim_slot): claim receipts and the evidence that closes them.
+-- claim ring (claim_slot): the receipt of one attempt, carrying the job's body, and
+-- the evidence that closes it (always in the receipt's slot).
 CREATE TABLE awa.lease_claims (
     claim_slot int NOT NULL,
     claim_generation bigint NOT NULL,
     job_id bigint NOT NULL,
-    run_lease bigint NOT NULL,
+    run_lease int NOT NULL,
+    lane_id int NOT NULL,
+    lane_seq bigint NOT NULL,
     ready_slot int NOT NULL,
     ready_generation bigint NOT NULL,
+    queue text NOT NULL,
+    priority smallint NOT NULL,
+    kind text NOT NULL,
+    args jsonb NOT NULL,
+    max_attempts int NOT NULL,
+    created_at timestamptz NOT NULL,
     claimed_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     deadline_at timestamptz
 ) PARTITION BY LIST (claim_slot);
+CREATE INDEX ON awa.lease_claims (lane_id, lane_seq);
+CREATE INDEX ON awa.lease_claims (job_id, run_lease);
 
 CREATE TABLE awa.lease_claim_closures (
     claim_slot int NOT NULL,
     claim_generation bigint NOT NULL,
     job_id bigint NOT NULL,
-    run_lease bigint NOT NULL,
-    outcome text NOT NULL,
+    run_lease int NOT NULL,
+    outcome text NOT NULL
+        CHECK (outcome IN ('completed', 'failed', 'retried', 'cancelled', 'rescued')),
     closed_at timestamptz NOT NULL DEFAULT clock_timestamp()
 ) PARTITION BY LIST (claim_slot);
+CREATE INDEX ON awa.lease_claim_closures (job_id, run_lease);
 
--- lease ring (lease_slot): heartbeats of running attempts.
+-- lease ring (lease_slot): heartbeats of running attempts; the newest one counts.
 CREATE TABLE awa.leases (
     lease_slot int NOT NULL,
     lease_generation bigint NOT NULL,
     job_id bigint NOT NULL,
-    run_lease bigint NOT NULL,
+    run_lease int NOT NULL,
     heartbeat_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     progress jsonb
 ) PARTITION BY LIST (lease_slot);
+CREATE INDEX ON awa.leases (job_id, run_lease, heartbeat_at);
 
 -- Which families make up each ring, in a fixed order (busy checks report the first
 -- non-empty one).

@@ -79,43 +79,123 @@ AS $$
     WHERE k > 1
 $$;
 
--- Why a sealed slot still holds live work (NULL: nothing live, it may be truncated).
--- One proof per ring; the storage layer extends them as it adds state.
+-- Why a sealed slot still holds live work that carrying forward cannot move (NULL:
+-- nothing; it may be truncated once carry-forward has run). The queue ring's proof:
+-- every ready entry has been claimed (its lane_seq is at or below its lane's position)
+-- or cancelled (tombstone). Claims and heartbeats are carried forward instead.
 CREATE FUNCTION awa.ring_slot_live_reason(p_ring text, p_slot int) RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    v_lane record;
+    v_pos bigint;
     v_live boolean;
 BEGIN
-    CASE p_ring
-        WHEN 'queue' THEN
-            -- every ready entry of the slot has its terminal outcome in the same slot
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I r WHERE NOT EXISTS '
-                           '(SELECT 1 FROM awa.%I d WHERE d.job_id = r.job_id))',
-                           'ready_entries_' || p_slot, 'done_entries_' || p_slot)
-               INTO v_live;
-            RETURN CASE WHEN v_live THEN 'queue.open_jobs' END;
-        WHEN 'claim' THEN
-            -- every claim receipt of the slot has its closure in the same slot
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I c WHERE NOT EXISTS '
-                           '(SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id '
-                           'AND x.run_lease = c.run_lease))',
-                           'lease_claims_' || p_slot, 'lease_claim_closures_' || p_slot)
-               INTO v_live;
-            RETURN CASE WHEN v_live THEN 'claim.open' END;
-        WHEN 'lease' THEN
-            -- every heartbeat in the slot belongs to an attempt that has been closed
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I l WHERE NOT EXISTS '
-                           '(SELECT 1 FROM awa.lease_claim_closures x '
-                           'WHERE x.job_id = l.job_id AND x.run_lease = l.run_lease))',
-                           'leases_' || p_slot)
-               INTO v_live;
-            RETURN CASE WHEN v_live THEN 'lease.active' END;
-        ELSE
-            PERFORM awa.ring_families(p_ring);   -- raises 22023
-            RETURN NULL;
-    END CASE;
+    PERFORM awa.ring_families(p_ring);   -- validates the ring name
+    IF p_ring <> 'queue' THEN
+        RETURN NULL;
+    END IF;
+    FOR v_lane IN EXECUTE format('SELECT lane_id, max(lane_seq) AS top FROM awa.%I '
+                                 'GROUP BY lane_id ORDER BY lane_id', 'ready_entries_' || p_slot)
+    LOOP
+        SELECT p.lane_seq INTO v_pos FROM awa.lane_position(v_lane.lane_id) p;
+        CONTINUE WHEN v_lane.top <= v_pos;
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I r WHERE r.lane_id = $1 '
+                       'AND r.lane_seq > $2 AND NOT EXISTS (SELECT 1 FROM awa.%I d '
+                       'WHERE d.lane_id = r.lane_id AND d.lane_seq = r.lane_seq '
+                       'AND d.run_lease = 0))',
+                       'ready_entries_' || p_slot, 'done_entries_' || p_slot)
+           INTO v_live USING v_lane.lane_id, v_pos;
+        IF v_live THEN
+            RETURN 'queue.unclaimed';
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+-- Carries what is still live in a sealed claim or lease slot into the ring's current
+-- slot, under the locks prune holds on the slot's children. Claim ring: every open
+-- receipt (under its attempt's try-lock) and every lane's newest receipt, with its
+-- closure (under the lane's claim try-lock), so that no lane loses its position. Lease
+-- ring: the newest heartbeat of every attempt still open. Every carried receipt's lane
+-- claim lock is tried too (lane positions are read under it). All locks are tried before
+-- anything is written: a busy one returns its reason and nothing is carried.
+CREATE FUNCTION awa.ring_slot_carry_forward(p_ring text, p_slot int) RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_cur record;
+    v_rows awa.lease_claims[];
+    v_open boolean[];
+    r record;
+    i int;
+BEGIN
+    IF p_ring = 'queue' THEN
+        RETURN NULL;
+    END IF;
+    SELECT * INTO v_cur FROM awa.ring_cursor(p_ring);
+    IF p_ring = 'claim' THEN
+        EXECUTE format(
+            'SELECT coalesce(array_agg(u.c), ''{}''), coalesce(array_agg(NOT EXISTS ('
+            '         SELECT 1 FROM awa.%1$I x WHERE x.job_id = (u.c).job_id '
+            '            AND x.run_lease = (u.c).run_lease)), ''{}'') '
+            '  FROM (SELECT c FROM awa.%2$I c WHERE NOT EXISTS (SELECT 1 FROM awa.%1$I x '
+            '          WHERE x.job_id = c.job_id AND x.run_lease = c.run_lease) '
+            '        UNION '
+            '        SELECT t.c FROM (SELECT DISTINCT ON (c.lane_id) c FROM awa.%2$I c '
+            '                          ORDER BY c.lane_id, c.lane_seq DESC) t '
+            '         WHERE (t.c).lane_seq = (SELECT p.lane_seq '
+            '                                   FROM awa.lane_position((t.c).lane_id) p)) u',
+            'lease_claim_closures_' || p_slot, 'lease_claims_' || p_slot)
+           INTO v_rows, v_open;
+        FOR i IN 1 .. cardinality(v_rows) LOOP
+            IF v_open[i] AND NOT pg_try_advisory_xact_lock(
+                    awa.attempt_lock_key(v_rows[i].job_id, v_rows[i].run_lease)) THEN
+                RETURN 'claim.attempt_locked';
+            END IF;
+            -- any carried receipt may be its lane's position: claimers and cancels
+            -- read the position under this lock
+            IF NOT pg_try_advisory_xact_lock(
+                    hashtextextended('awa.claim:' || v_rows[i].lane_id, 0)) THEN
+                RETURN 'claim.lane_locked';
+            END IF;
+        END LOOP;
+        INSERT INTO awa.lease_claims
+        SELECT v_cur.slot, v_cur.generation, c.job_id, c.run_lease, c.lane_id, c.lane_seq,
+               c.ready_slot, c.ready_generation, c.queue, c.priority, c.kind, c.args,
+               c.max_attempts, c.created_at, c.claimed_at, c.deadline_at
+          FROM unnest(v_rows) c;
+        EXECUTE format(
+            'INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id, '
+            '       run_lease, outcome, closed_at) '
+            'SELECT $1, $2, x.job_id, x.run_lease, x.outcome, x.closed_at '
+            '  FROM awa.%I x JOIN unnest($3) c ON c.job_id = x.job_id '
+            '   AND c.run_lease = x.run_lease', 'lease_claim_closures_' || p_slot)
+          USING v_cur.slot, v_cur.generation, v_rows;
+        RETURN NULL;
+    END IF;
+    -- lease ring: the newest heartbeat of each attempt whose receipt is still open and
+    -- which has no newer heartbeat in another slot
+    FOR r IN EXECUTE format(
+        'SELECT DISTINCT ON (l.job_id, l.run_lease) l.* FROM awa.%I l '
+        ' ORDER BY l.job_id, l.run_lease, l.heartbeat_at DESC', 'leases_' || p_slot)
+    LOOP
+        CONTINUE WHEN EXISTS (SELECT 1 FROM awa.leases n WHERE n.job_id = r.job_id
+                                 AND n.run_lease = r.run_lease AND n.lease_slot <> p_slot
+                                 AND n.heartbeat_at >= r.heartbeat_at);
+        IF NOT pg_try_advisory_xact_lock(awa.attempt_lock_key(r.job_id, r.run_lease)) THEN
+            RETURN 'lease.attempt_locked';
+        END IF;
+        CONTINUE WHEN NOT EXISTS (SELECT 1 FROM awa.open_receipt(r.job_id, r.run_lease));
+        INSERT INTO awa.leases (lease_slot, lease_generation, job_id, run_lease,
+                                heartbeat_at, progress)
+        VALUES (v_cur.slot, v_cur.generation, r.job_id, r.run_lease, r.heartbeat_at,
+                r.progress);
+    END LOOP;
+    RETURN NULL;
 END
 $$;
 
@@ -375,6 +455,11 @@ BEGIN
         RETURN;
     END IF;
 
+    reason := awa.ring_slot_carry_forward(p_ring, slot);
+    IF reason IS NOT NULL THEN
+        outcome := 'blocked';
+        RETURN;
+    END IF;
     IF p_ring = 'queue' THEN
         PERFORM awa.queue_slot_append_rollup_deltas(slot);
     END IF;

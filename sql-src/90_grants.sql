@@ -6,3 +6,12 @@ REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA awa FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION awa.semver_rank(text), awa.ring_authority_min_flip_version()
     TO PUBLIC;
+
+-- The application API (SECURITY DEFINER, pinned search_path): grant it to a role with
+--   GRANT USAGE ON SCHEMA awa TO app;
+--   GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int),
+--       awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval),
+--       awa.complete(bigint, int), awa.complete_batch(bigint[], int[]),
+--       awa.fail(bigint, int, text, interval), awa.heartbeat(bigint, int, jsonb),
+--       awa.cancel(bigint), awa.queue_counts(text) TO app;
+-- and the role can do nothing else here.

@@ -1,0 +1,276 @@
+-- Jobs outside the rings, lanes, validation, and enqueue (docs/storage.md §2, §5).
+
+CREATE SEQUENCE awa.job_id_seq;
+CREATE SEQUENCE awa.lane_seq;          -- lane order: taken under the lane's enqueue lock
+CREATE SEQUENCE awa.queue_lane_id_seq AS int;
+
+-- One row per (queue, priority, shard), all shards of a (queue, priority) registered
+-- together; insert-only.
+CREATE TABLE awa.queue_lanes (
+    lane_id int PRIMARY KEY,
+    queue text NOT NULL,
+    priority smallint NOT NULL,
+    shard smallint NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (queue, priority, shard)
+);
+
+-- Future run_at and retries; promotion deletes and enqueues (a backlog table, not a ring).
+CREATE TABLE awa.deferred_jobs (
+    job_id bigint PRIMARY KEY,
+    queue text NOT NULL,
+    priority smallint NOT NULL,
+    kind text NOT NULL,
+    args jsonb NOT NULL,
+    attempt int NOT NULL,
+    max_attempts int NOT NULL,
+    run_at timestamptz NOT NULL,
+    created_at timestamptz NOT NULL,
+    last_error text
+);
+CREATE INDEX ON awa.deferred_jobs (run_at, job_id);
+CREATE INDEX ON awa.deferred_jobs (queue);
+
+-- Jobs whose attempts are exhausted; kept awa_bgw.failed_retention.
+CREATE TABLE awa.failed_jobs (
+    job_id bigint PRIMARY KEY,
+    queue text NOT NULL,
+    priority smallint NOT NULL,
+    kind text NOT NULL,
+    args jsonb NOT NULL,
+    attempts int NOT NULL,
+    max_attempts int NOT NULL,
+    error text,
+    created_at timestamptz NOT NULL,
+    failed_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX ON awa.failed_jobs (failed_at);
+
+SELECT pg_catalog.pg_extension_config_dump('awa.queue_lanes', '');
+SELECT pg_catalog.pg_extension_config_dump('awa.deferred_jobs', '');
+SELECT pg_catalog.pg_extension_config_dump('awa.failed_jobs', '');
+SELECT pg_catalog.pg_extension_config_dump('awa.job_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('awa.lane_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('awa.queue_lane_id_seq', '');
+
+CREATE FUNCTION awa.lane_shards() RETURNS int
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 4 $$;
+
+-- The ring-writing functions read the ring cursor and need a snapshot that sees the
+-- current one: a REPEATABLE READ snapshot could name a slot that has been reused.
+CREATE FUNCTION awa.require_read_committed() RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'awa_bgw queue functions need READ COMMITTED, not %',
+                        upper(current_setting('transaction_isolation'))
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Enqueue, claim and complete in a READ COMMITTED transaction.';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION awa.check_name(p_what text, p_value text) RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF p_value IS NULL OR length(p_value) = 0 OR length(p_value) > 200 THEN
+        RAISE EXCEPTION 'invalid % %', p_what, coalesce(quote_literal(p_value), 'NULL')
+            USING ERRCODE = CASE WHEN p_value IS NULL THEN 'null_value_not_allowed'
+                                 ELSE 'invalid_parameter_value' END,
+                  HINT = format('A %s is a text of 1 to 200 characters.', p_what);
+    END IF;
+END
+$$;
+
+CREATE FUNCTION awa.check_job(p_queue text, p_kind text, p_args jsonb, p_priority smallint,
+                              p_run_at timestamptz, p_max_attempts int)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM awa.check_name('queue', p_queue);
+    PERFORM awa.check_name('kind', p_kind);
+    IF p_args IS NULL OR jsonb_typeof(p_args) <> 'object' THEN
+        RAISE EXCEPTION 'job args must be a JSON object, not %',
+                        coalesce(jsonb_typeof(p_args), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass a jsonb object, for example ''{"id": 42}''.';
+    END IF;
+    IF p_priority IS NULL OR p_priority NOT BETWEEN 0 AND 9 THEN
+        RAISE EXCEPTION 'priority % is out of range', coalesce(p_priority::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Priorities run from 0 (most urgent) to 9.';
+    END IF;
+    IF p_run_at IS NULL OR NOT isfinite(p_run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite timestamp'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p_max_attempts IS NULL OR p_max_attempts NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'max_attempts % is out of range', coalesce(p_max_attempts::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'max_attempts runs from 1 to 1000.';
+    END IF;
+END
+$$;
+
+-- Registers the shards of (queue, priority) once; SECURITY DEFINER so that an
+-- application role needs no INSERT on the registry.
+CREATE FUNCTION awa.ensure_lanes(p_queue text, p_priority smallint) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority) THEN
+        RETURN;
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtextextended('awa.lane_registry', 0));
+    INSERT INTO awa.queue_lanes (lane_id, queue, priority, shard)
+    SELECT nextval('awa.queue_lane_id_seq'), p_queue, p_priority, s
+      FROM generate_series(0, awa.lane_shards() - 1) s
+    ON CONFLICT (queue, priority, shard) DO NOTHING;
+END
+$$;
+
+-- Takes the enqueue lock of one shard of (queue, priority), preferring a free one, and
+-- returns its lane; held to commit, so lane_seq order is commit order in the lane.
+CREATE FUNCTION awa.lock_enqueue_lane(p_queue text, p_priority smallint) RETURNS int
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_lanes int[];
+    v_n int;
+    v_start int;
+    i int;
+BEGIN
+    PERFORM awa.ensure_lanes(p_queue, p_priority);
+    SELECT array_agg(lane_id ORDER BY shard) INTO v_lanes
+      FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority;
+    v_n := cardinality(v_lanes);
+    v_start := pg_backend_pid() % v_n;
+    FOR i IN 0 .. v_n - 1 LOOP
+        IF pg_try_advisory_xact_lock(hashtextextended(
+                'awa.enqueue:' || v_lanes[(v_start + i) % v_n + 1], 0)) THEN
+            RETURN v_lanes[(v_start + i) % v_n + 1];
+        END IF;
+    END LOOP;
+    PERFORM pg_advisory_xact_lock(hashtextextended('awa.enqueue:' || v_lanes[v_start + 1], 0));
+    RETURN v_lanes[v_start + 1];
+END
+$$;
+
+-- A job on its way into the ring (enqueue, batch, promotion, retry).
+CREATE TYPE awa.new_job AS (
+    ord int,
+    job_id bigint,
+    kind text,
+    args jsonb,
+    priority smallint,
+    run_at timestamptz,
+    attempt int,
+    max_attempts int,
+    created_at timestamptz,
+    error text
+);
+
+-- Appends ready entries for jobs of one (queue, priority), due now, into the current
+-- queue slot, under one lane lock. The cursor is read after the lock, in its own
+-- statement; lane_seq is taken in job_id order.
+CREATE FUNCTION awa.enqueue_ready(p_queue text, p_priority smallint, p_jobs awa.new_job[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_lane int := awa.lock_enqueue_lane(p_queue, p_priority);
+    v_cur record;
+BEGIN
+    SELECT * INTO v_cur FROM awa.ring_cursor('queue');
+    INSERT INTO awa.ready_entries (ready_slot, ready_generation, lane_id, lane_seq, job_id,
+                                   queue, priority, kind, args, attempt, max_attempts,
+                                   created_at)
+    SELECT v_cur.slot, v_cur.generation, v_lane, nextval('awa.lane_seq'), j.job_id,
+           p_queue, p_priority, j.kind, j.args, j.attempt, j.max_attempts, j.created_at
+      FROM (SELECT * FROM unnest(p_jobs) ORDER BY job_id) j;
+END
+$$;
+
+-- Routes validated jobs of one queue: future run_at to deferred_jobs, the rest into the
+-- ring, one lane lock per priority (in priority order, so two batches cannot deadlock).
+CREATE FUNCTION awa.enqueue_jobs(p_queue text, p_jobs awa.new_job[]) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_prio smallint;
+BEGIN
+    INSERT INTO awa.deferred_jobs (job_id, queue, priority, kind, args, attempt,
+                                   max_attempts, run_at, created_at, last_error)
+    SELECT j.job_id, p_queue, j.priority, j.kind, j.args, j.attempt, j.max_attempts,
+           j.run_at, j.created_at, j.error
+      FROM unnest(p_jobs) j WHERE j.run_at > now();
+    FOR v_prio IN SELECT DISTINCT j.priority FROM unnest(p_jobs) j
+                   WHERE j.run_at <= now() ORDER BY 1 LOOP
+        PERFORM awa.enqueue_ready(p_queue, v_prio,
+            ARRAY(SELECT j FROM unnest(p_jobs) j
+                   WHERE j.priority = v_prio AND j.run_at <= now()));
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION awa.enqueue(queue text, kind text, args jsonb DEFAULT '{}',
+                            priority smallint DEFAULT 0, run_at timestamptz DEFAULT now(),
+                            max_attempts int DEFAULT 25)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_id bigint;
+BEGIN
+    PERFORM awa.require_read_committed();
+    PERFORM awa.check_job(enqueue.queue, enqueue.kind, enqueue.args, enqueue.priority,
+                          enqueue.run_at, enqueue.max_attempts);
+    v_id := nextval('awa.job_id_seq');
+    PERFORM awa.enqueue_jobs(enqueue.queue,
+        ARRAY[ROW(1, v_id, enqueue.kind, enqueue.args, enqueue.priority, enqueue.run_at, 1,
+                  enqueue.max_attempts, now(), NULL)::awa.new_job]);
+    RETURN v_id;
+END
+$$;
+
+-- Many jobs in one round trip: a JSON array of objects with "kind" (required), "args",
+-- "priority", "run_at", "max_attempts". Returns the job ids in input order.
+CREATE FUNCTION awa.enqueue_batch(queue text, jobs jsonb) RETURNS SETOF bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_jobs awa.new_job[];
+BEGIN
+    PERFORM awa.require_read_committed();
+    PERFORM awa.check_name('queue', enqueue_batch.queue);
+    IF jobs IS NULL OR jsonb_typeof(jobs) <> 'array' OR jsonb_array_length(jobs) > 100000 THEN
+        RAISE EXCEPTION 'jobs must be a JSON array of at most 100000 job objects'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'For example ''[{"kind": "mail", "args": {"to": 1}}, {"kind": "mail"}]''.';
+    END IF;
+    v_jobs := ARRAY(
+        SELECT ROW(e.ord, nextval('awa.job_id_seq'), e.j->>'kind',
+                   coalesce(e.j->'args', '{}'), coalesce((e.j->>'priority')::smallint, 0),
+                   coalesce((e.j->>'run_at')::timestamptz, now()), 1,
+                   coalesce((e.j->>'max_attempts')::int, 25), now(), NULL)::awa.new_job
+          FROM jsonb_array_elements(jobs) WITH ORDINALITY AS e(j, ord)
+         ORDER BY e.ord);
+    PERFORM awa.check_job(enqueue_batch.queue, j.kind, j.args, j.priority, j.run_at,
+                          j.max_attempts)
+       FROM unnest(v_jobs) j;
+    PERFORM awa.enqueue_jobs(enqueue_batch.queue, v_jobs);
+    RETURN QUERY SELECT j.job_id FROM unnest(v_jobs) j ORDER BY j.ord;
+END
+$$;

@@ -1,0 +1,144 @@
+-- Claim (docs/storage.md §4, §5): lane positions from receipts, candidates from the
+-- ready slots between the position and the cursor, receipts appended.
+
+-- The lane's position: its newest receipt, probing claim children from the current
+-- slot backwards (each by name). (0, NULL) when the lane has never been claimed from.
+-- Callers hold the lane's claim lock, so claim prune cannot carry it away meanwhile.
+CREATE FUNCTION awa.lane_position(p_lane_id int, OUT lane_seq bigint, OUT ready_generation bigint)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_cur record;
+    v_n int := awa.ring_slot_count('claim');
+    k int;
+BEGIN
+    SELECT * INTO v_cur FROM awa.ring_cursor('claim');
+    FOR k IN 0 .. least(v_cur.generation, v_n - 1) LOOP
+        EXECUTE format('SELECT c.lane_seq, c.ready_generation FROM awa.%I c '
+                       'WHERE c.lane_id = $1 ORDER BY c.lane_seq DESC LIMIT 1',
+                       'lease_claims_' || ((v_cur.slot - k + v_n) % v_n))
+           INTO lane_seq, ready_generation USING p_lane_id;
+        IF lane_seq IS NOT NULL THEN
+            RETURN;
+        END IF;
+    END LOOP;
+    lane_seq := 0;
+END
+$$;
+
+-- Unclaimed, uncancelled entries of a lane above p_after, in lane order, from the
+-- ready slots of generation p_from_gen (or the oldest live one) up to the cursor.
+-- Unclaimed entries are always within the last slot_count generations: prune never
+-- truncates a slot holding one, so the ring cannot turn past it.
+CREATE FUNCTION awa.lane_candidates(p_lane_id int, p_after bigint, p_from_gen bigint,
+                                    p_limit int)
+RETURNS SETOF awa.ready_entries
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_cur record;
+    v_n int := awa.ring_slot_count('queue');
+    v_got bigint := 0;
+    v_rows bigint;
+    g bigint;
+BEGIN
+    SELECT * INTO v_cur FROM awa.ring_cursor('queue');
+    FOR g IN greatest(coalesce(p_from_gen, 0), v_cur.generation - v_n + 1, 0)
+             .. v_cur.generation LOOP
+        EXIT WHEN v_got >= p_limit;
+        RETURN QUERY EXECUTE format(
+            'SELECT r.* FROM awa.%I r WHERE r.lane_id = $1 AND r.lane_seq > $2 '
+            'AND NOT EXISTS (SELECT 1 FROM awa.%I d WHERE d.lane_id = r.lane_id '
+            'AND d.lane_seq = r.lane_seq AND d.run_lease = 0) '
+            'ORDER BY r.lane_seq LIMIT $3',
+            'ready_entries_' || (g % v_n), 'done_entries_' || (g % v_n))
+          USING p_lane_id, p_after, p_limit - v_got;
+        GET DIAGNOSTICS v_rows = ROW_COUNT;
+        v_got := v_got + v_rows;
+    END LOOP;
+END
+$$;
+
+CREATE TYPE awa.claimed_job AS (
+    job_id bigint,
+    run_lease int,
+    queue text,
+    kind text,
+    args jsonb,
+    priority smallint,
+    attempt int,
+    max_attempts int,
+    created_at timestamptz,
+    claimed_at timestamptz,
+    deadline_at timestamptz
+);
+
+-- Claims from one lane whose claim lock the caller holds; returns the claimed jobs.
+CREATE FUNCTION awa.claim_lane(p_lane_id int, p_limit int, p_deadline interval)
+RETURNS SETOF awa.claimed_job
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_pos record;
+    v_claim record;
+BEGIN
+    SELECT * INTO v_pos FROM awa.lane_position(p_lane_id);
+    SELECT * INTO v_claim FROM awa.ring_cursor('claim');
+    RETURN QUERY
+    INSERT INTO awa.lease_claims AS c (claim_slot, claim_generation, job_id, run_lease,
+                                       lane_id, lane_seq, ready_slot, ready_generation,
+                                       queue, priority, kind, args, max_attempts,
+                                       created_at, claimed_at, deadline_at)
+    SELECT v_claim.slot, v_claim.generation, r.job_id, r.attempt, r.lane_id, r.lane_seq,
+           r.ready_slot, r.ready_generation, r.queue, r.priority, r.kind, r.args,
+           r.max_attempts, r.created_at, clock_timestamp(),
+           clock_timestamp() + p_deadline
+      FROM awa.lane_candidates(p_lane_id, v_pos.lane_seq, v_pos.ready_generation, p_limit) r
+     ORDER BY r.lane_seq
+    RETURNING c.job_id, c.run_lease, c.queue, c.kind, c.args, c.priority, c.run_lease,
+              c.max_attempts, c.created_at, c.claimed_at, c.deadline_at;
+END
+$$;
+
+-- claim(queue, max_batch, deadline): lanes in priority order, shards starting from
+-- this backend's; a lane whose claim lock is busy is left to its holder.
+CREATE FUNCTION awa.claim(queue text, max_batch int DEFAULT 1,
+                          deadline interval DEFAULT '5 minutes')
+RETURNS SETOF awa.claimed_job
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_left int := claim.max_batch;
+    v_lane int;
+    v_rows int;
+BEGIN
+    PERFORM awa.require_read_committed();
+    PERFORM awa.check_name('queue', claim.queue);
+    IF claim.max_batch IS NULL OR claim.max_batch NOT BETWEEN 1 AND 10000 THEN
+        RAISE EXCEPTION 'max_batch % is out of range', coalesce(claim.max_batch::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Claim between 1 and 10000 jobs at a time.';
+    END IF;
+    IF claim.deadline <= interval '0' THEN
+        RAISE EXCEPTION 'deadline must be positive or NULL, not %', claim.deadline
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'NULL means no deadline: liveness by heartbeat only.';
+    END IF;
+    FOR v_lane IN
+        SELECT l.lane_id FROM awa.queue_lanes l
+         WHERE l.queue = claim.queue
+         ORDER BY l.priority, (l.shard + awa.lane_shards()
+                               - pg_backend_pid() % awa.lane_shards()) % awa.lane_shards()
+    LOOP
+        EXIT WHEN v_left <= 0;
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended('awa.claim:' || v_lane, 0));
+        RETURN QUERY SELECT * FROM awa.claim_lane(v_lane, v_left, claim.deadline);
+        GET DIAGNOSTICS v_rows = ROW_COUNT;
+        v_left := v_left - v_rows;
+    END LOOP;
+END
+$$;

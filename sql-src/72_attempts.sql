@@ -1,0 +1,296 @@
+-- After the claim (docs/storage.md §5): complete, fail, heartbeat, cancel. Every call
+-- carries (job_id, run_lease) and first takes that attempt's lock; a call whose
+-- attempt is already closed (completed, rescued, cancelled) changes nothing and
+-- returns false.
+
+CREATE FUNCTION awa.attempt_lock_key(p_job_id bigint, p_run_lease int) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT hashtextextended('awa.attempt:' || p_job_id || ':' || p_run_lease, 0) $$;
+
+-- The attempt's receipt if it is still open (no closure), probing claim children from
+-- the current slot backwards; the caller holds the attempt lock.
+CREATE FUNCTION awa.open_receipt(p_job_id bigint, p_run_lease int)
+RETURNS SETOF awa.lease_claims
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_cur record;
+    v_n int := awa.ring_slot_count('claim');
+    v_row awa.lease_claims;
+    v_closed boolean;
+    k int;
+BEGIN
+    SELECT * INTO v_cur FROM awa.ring_cursor('claim');
+    FOR k IN 0 .. least(v_cur.generation, v_n - 1) LOOP
+        EXECUTE format('SELECT c.* FROM awa.%I c WHERE c.job_id = $1 AND c.run_lease = $2 '
+                       'LIMIT 1', 'lease_claims_' || ((v_cur.slot - k + v_n) % v_n))
+           INTO v_row USING p_job_id, p_run_lease;
+        IF v_row.job_id IS NOT NULL THEN
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I x WHERE x.job_id = $1 '
+                           'AND x.run_lease = $2)',
+                           'lease_claim_closures_' || ((v_cur.slot - k + v_n) % v_n))
+               INTO v_closed USING p_job_id, p_run_lease;
+            IF NOT v_closed THEN
+                RETURN NEXT v_row;
+            END IF;
+            RETURN;
+        END IF;
+    END LOOP;
+END
+$$;
+
+-- Closes an open attempt (closure in its receipt's slot) and, for a terminal outcome,
+-- records it in the current queue slot.
+CREATE FUNCTION awa.close_attempt(p_receipt awa.lease_claims, p_outcome text,
+                                  p_state text, p_error text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_cur record;
+BEGIN
+    INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id, run_lease,
+                                          outcome)
+    VALUES (p_receipt.claim_slot, p_receipt.claim_generation, p_receipt.job_id,
+            p_receipt.run_lease, p_outcome);
+    IF p_state IS NOT NULL THEN
+        SELECT * INTO v_cur FROM awa.ring_cursor('queue');
+        INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
+                                      lane_id, lane_seq, queue, priority, kind, state,
+                                      error, created_at)
+        VALUES (v_cur.slot, v_cur.generation, p_receipt.job_id, p_receipt.run_lease,
+                p_receipt.lane_id, p_receipt.lane_seq, p_receipt.queue, p_receipt.priority,
+                p_receipt.kind, p_state, p_error, p_receipt.created_at);
+    END IF;
+END
+$$;
+
+CREATE FUNCTION awa.complete(job_id bigint, run_lease int) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_receipt awa.lease_claims;
+BEGIN
+    PERFORM awa.require_read_committed();
+    PERFORM pg_advisory_xact_lock(awa.attempt_lock_key(complete.job_id, complete.run_lease));
+    SELECT * INTO v_receipt FROM awa.open_receipt(complete.job_id, complete.run_lease);
+    IF v_receipt.job_id IS NULL THEN
+        RETURN false;
+    END IF;
+    PERFORM awa.close_attempt(v_receipt, 'completed', 'completed', NULL);
+    RETURN true;
+END
+$$;
+
+-- Completes many attempts in one round trip (locks taken in key order); returns the
+-- attempts it completed.
+CREATE FUNCTION awa.complete_batch(job_ids bigint[], run_leases int[])
+RETURNS TABLE (job_id bigint, run_lease int)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    a record;
+BEGIN
+    PERFORM awa.require_read_committed();
+    IF cardinality(job_ids) IS DISTINCT FROM cardinality(run_leases)
+       OR cardinality(job_ids) > 100000 THEN
+        RAISE EXCEPTION 'job_ids and run_leases must be arrays of the same length (at most 100000)'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass the job_id and run_lease of each claimed attempt, pairwise.';
+    END IF;
+    FOR a IN SELECT DISTINCT j, l, awa.attempt_lock_key(j, l) AS k
+               FROM unnest(job_ids, run_leases) AS u(j, l)
+              WHERE j IS NOT NULL AND l IS NOT NULL
+              ORDER BY k LOOP
+        PERFORM pg_advisory_xact_lock(a.k);
+    END LOOP;
+    FOR a IN SELECT DISTINCT j, l FROM unnest(job_ids, run_leases) AS u(j, l)
+              WHERE j IS NOT NULL AND l IS NOT NULL ORDER BY j, l LOOP
+        DECLARE
+            v_receipt awa.lease_claims;
+        BEGIN
+            SELECT * INTO v_receipt FROM awa.open_receipt(a.j, a.l);
+            IF v_receipt.job_id IS NOT NULL THEN
+                PERFORM awa.close_attempt(v_receipt, 'completed', 'completed', NULL);
+                job_id := a.j;
+                run_lease := a.l;
+                RETURN NEXT;
+            END IF;
+        END;
+    END LOOP;
+END
+$$;
+
+-- Retry backoff: 2^attempt seconds, at most an hour.
+CREATE FUNCTION awa.retry_backoff(p_attempt int) RETURNS interval
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT make_interval(secs => least(power(2, least(p_attempt, 12)), 3600)) $$;
+
+-- Ends an open attempt as failed: retried (deferred by retry_in or the backoff) while
+-- attempts remain, else moved to failed_jobs. Shared by fail() and rescue.
+CREATE FUNCTION awa.fail_attempt(p_receipt awa.lease_claims, p_outcome text, p_error text,
+                                 p_retry_in interval)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF p_receipt.run_lease < p_receipt.max_attempts THEN
+        PERFORM awa.close_attempt(p_receipt, CASE WHEN p_outcome = 'failed' THEN 'retried'
+                                                  ELSE p_outcome END, NULL, NULL);
+        PERFORM awa.enqueue_jobs(p_receipt.queue, ARRAY[ROW(1, p_receipt.job_id,
+            p_receipt.kind, p_receipt.args, p_receipt.priority,
+            now() + coalesce(p_retry_in, awa.retry_backoff(p_receipt.run_lease)),
+            p_receipt.run_lease + 1, p_receipt.max_attempts,
+            p_receipt.created_at, p_error)::awa.new_job]);
+    ELSE
+        PERFORM awa.close_attempt(p_receipt, p_outcome, 'failed', p_error);
+        INSERT INTO awa.failed_jobs (job_id, queue, priority, kind, args, attempts,
+                                     max_attempts, error, created_at)
+        VALUES (p_receipt.job_id, p_receipt.queue, p_receipt.priority, p_receipt.kind,
+                p_receipt.args, p_receipt.run_lease, p_receipt.max_attempts, p_error,
+                p_receipt.created_at)
+        ON CONFLICT (job_id) DO NOTHING;
+    END IF;
+END
+$$;
+
+CREATE FUNCTION awa.fail(job_id bigint, run_lease int, error text,
+                         retry_in interval DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_receipt awa.lease_claims;
+BEGIN
+    PERFORM awa.require_read_committed();
+    IF fail.retry_in < interval '0' THEN
+        RAISE EXCEPTION 'retry_in must not be negative, not %', fail.retry_in
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'NULL means the default exponential backoff.';
+    END IF;
+    PERFORM pg_advisory_xact_lock(awa.attempt_lock_key(fail.job_id, fail.run_lease));
+    SELECT * INTO v_receipt FROM awa.open_receipt(fail.job_id, fail.run_lease);
+    IF v_receipt.job_id IS NULL THEN
+        RETURN false;
+    END IF;
+    PERFORM awa.fail_attempt(v_receipt, 'failed', fail.error, fail.retry_in);
+    RETURN true;
+END
+$$;
+
+CREATE FUNCTION awa.heartbeat(job_id bigint, run_lease int, progress jsonb DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_receipt awa.lease_claims;
+    v_cur record;
+BEGIN
+    PERFORM awa.require_read_committed();
+    PERFORM pg_advisory_xact_lock(awa.attempt_lock_key(heartbeat.job_id, heartbeat.run_lease));
+    SELECT * INTO v_receipt FROM awa.open_receipt(heartbeat.job_id, heartbeat.run_lease);
+    IF v_receipt.job_id IS NULL THEN
+        RETURN false;
+    END IF;
+    SELECT * INTO v_cur FROM awa.ring_cursor('lease');
+    INSERT INTO awa.leases (lease_slot, lease_generation, job_id, run_lease, progress)
+    VALUES (v_cur.slot, v_cur.generation, heartbeat.job_id, heartbeat.run_lease,
+            heartbeat.progress);
+    RETURN true;
+END
+$$;
+
+-- The newest still-claimable ready entry of a job, if any (probing every queue slot:
+-- cancel is rare; the hot paths never do this).
+CREATE FUNCTION awa.find_ready_entry(p_job_id bigint) RETURNS SETOF awa.ready_entries
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_n int := awa.ring_slot_count('queue');
+    s int;
+BEGIN
+    FOR s IN 0 .. v_n - 1 LOOP
+        RETURN QUERY EXECUTE format(
+            'SELECT r.* FROM awa.%I r WHERE r.job_id = $1 AND NOT EXISTS '
+            '(SELECT 1 FROM awa.%I d WHERE d.lane_id = r.lane_id AND d.lane_seq = r.lane_seq '
+            'AND d.run_lease = 0)', 'ready_entries_' || s, 'done_entries_' || s)
+          USING p_job_id;
+    END LOOP;
+END
+$$;
+
+-- The job's open receipt, whatever its run_lease.
+CREATE FUNCTION awa.find_open_receipt(p_job_id bigint) RETURNS SETOF awa.lease_claims
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_n int := awa.ring_slot_count('claim');
+    s int;
+BEGIN
+    FOR s IN 0 .. v_n - 1 LOOP
+        RETURN QUERY EXECUTE format(
+            'SELECT c.* FROM awa.%I c WHERE c.job_id = $1 AND NOT EXISTS '
+            '(SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id AND x.run_lease = c.run_lease)',
+            'lease_claims_' || s, 'lease_claim_closures_' || s)
+          USING p_job_id;
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION awa.cancel(job_id bigint) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_def awa.deferred_jobs;
+    v_entry awa.ready_entries;
+    v_receipt awa.lease_claims;
+    v_cur record;
+BEGIN
+    PERFORM awa.require_read_committed();
+    -- scheduled or waiting for a retry
+    DELETE FROM awa.deferred_jobs d WHERE d.job_id = cancel.job_id RETURNING * INTO v_def;
+    IF v_def.job_id IS NOT NULL THEN
+        SELECT * INTO v_cur FROM awa.ring_cursor('queue');
+        INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
+                                      lane_id, lane_seq, queue, priority, kind, state,
+                                      created_at)
+        VALUES (v_cur.slot, v_cur.generation, v_def.job_id, v_def.attempt, 0, 0,
+                v_def.queue, v_def.priority, v_def.kind, 'cancelled', v_def.created_at);
+        RETURN true;
+    END IF;
+    -- available: under its lane's claim lock, so no claimer takes it meanwhile
+    FOR v_entry IN SELECT * FROM awa.find_ready_entry(cancel.job_id) ORDER BY attempt DESC LOOP
+        PERFORM pg_advisory_xact_lock(hashtextextended('awa.claim:' || v_entry.lane_id, 0));
+        IF v_entry.lane_seq > (SELECT p.lane_seq FROM awa.lane_position(v_entry.lane_id) p) THEN
+            INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
+                                          lane_id, lane_seq, queue, priority, kind, state,
+                                          created_at)
+            VALUES (v_entry.ready_slot, v_entry.ready_generation, v_entry.job_id, 0,
+                    v_entry.lane_id, v_entry.lane_seq, v_entry.queue, v_entry.priority,
+                    v_entry.kind, 'cancelled', v_entry.created_at);
+            RETURN true;
+        END IF;
+        EXIT;
+    END LOOP;
+    -- running
+    FOR v_receipt IN SELECT * FROM awa.find_open_receipt(cancel.job_id) LOOP
+        PERFORM pg_advisory_xact_lock(awa.attempt_lock_key(v_receipt.job_id, v_receipt.run_lease));
+        SELECT * INTO v_receipt FROM awa.open_receipt(v_receipt.job_id, v_receipt.run_lease);
+        IF v_receipt.job_id IS NOT NULL THEN
+            PERFORM awa.close_attempt(v_receipt, 'cancelled', 'cancelled', NULL);
+            RETURN true;
+        END IF;
+    END LOOP;
+    RETURN false;
+END
+$$;

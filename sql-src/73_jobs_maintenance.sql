@@ -1,0 +1,96 @@
+-- The worker's job maintenance, each one transaction callable by hand: promotion of
+-- due deferred jobs, rescue of attempts past their deadline or silent too long, and
+-- the retention of failed_jobs.
+
+CREATE FUNCTION awa.promote_deferred(p_schema text, OUT promoted bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_due awa.deferred_jobs[];
+    v_queue text;
+BEGIN
+    PERFORM awa.check_schema(p_schema);
+    PERFORM awa.require_read_committed();
+    WITH due AS (
+        DELETE FROM awa.deferred_jobs d
+         WHERE d.job_id IN (SELECT x.job_id FROM awa.deferred_jobs x
+                             WHERE x.run_at <= now()
+                             ORDER BY x.run_at, x.job_id LIMIT 5000
+                             FOR UPDATE SKIP LOCKED)
+        RETURNING d.*)
+    SELECT array_agg(due ORDER BY due.run_at, due.job_id) INTO v_due FROM due;
+    promoted := coalesce(cardinality(v_due), 0);
+    FOR v_queue IN SELECT DISTINCT d.queue FROM unnest(v_due) d ORDER BY 1 LOOP
+        PERFORM awa.enqueue_jobs(v_queue, ARRAY(
+            SELECT ROW(0, d.job_id, d.kind, d.args, d.priority, d.run_at, d.attempt,
+                       d.max_attempts, d.created_at, NULL)::awa.new_job
+              FROM unnest(v_due) d WHERE d.queue = v_queue));
+    END LOOP;
+END
+$$;
+
+-- Open receipts past their deadline, or whose newest heartbeat (or, without one, the
+-- claim) is older than awa_bgw.job_heartbeat_timeout: closed as rescued and retried, or
+-- failed when out of attempts. Takes the claim ring's serializer first, as prune does,
+-- so it never races a carry-forward; an attempt whose lock is busy is left for the next
+-- round.
+CREATE FUNCTION awa.rescue(p_schema text, OUT rescued bigint, OUT outcome text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_timeout interval := coalesce(current_setting('awa_bgw.job_heartbeat_timeout', true),
+                                   '90s')::interval;
+    v_n int := awa.ring_slot_count('claim');
+    v_receipt awa.lease_claims;
+    v_why text;
+    s int;
+BEGIN
+    PERFORM awa.check_schema(p_schema);
+    PERFORM awa.require_read_committed();
+    rescued := 0;
+    IF awa.ring_try_serializer('claim') IS NULL THEN
+        outcome := 'blocked';
+        RETURN;
+    END IF;
+    FOR s IN 0 .. v_n - 1 LOOP
+        FOR v_receipt, v_why IN EXECUTE format(
+            'SELECT c, CASE WHEN c.deadline_at < clock_timestamp() THEN ''deadline passed'' '
+            '               ELSE ''no heartbeat for '' || $1::text END '
+            '  FROM awa.%I c '
+            ' WHERE NOT EXISTS (SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id '
+            '                   AND x.run_lease = c.run_lease) '
+            '   AND (c.deadline_at < clock_timestamp() '
+            '        OR greatest(c.claimed_at, (SELECT max(l.heartbeat_at) FROM awa.leases l '
+            '                     WHERE l.job_id = c.job_id AND l.run_lease = c.run_lease)) '
+            '           < clock_timestamp() - $1) '
+            ' LIMIT 500', 'lease_claims_' || s, 'lease_claim_closures_' || s)
+          USING v_timeout
+        LOOP
+            CONTINUE WHEN NOT pg_try_advisory_xact_lock(
+                awa.attempt_lock_key(v_receipt.job_id, v_receipt.run_lease));
+            PERFORM awa.fail_attempt(v_receipt, 'rescued', 'rescued: ' || v_why, NULL);
+            rescued := rescued + 1;
+        END LOOP;
+    END LOOP;
+    outcome := CASE WHEN rescued > 0 THEN 'rescued' ELSE 'none' END;
+END
+$$;
+
+CREATE FUNCTION awa.purge_failed_jobs(p_schema text, OUT purged bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_keep interval := coalesce(current_setting('awa_bgw.failed_retention', true),
+                                '7d')::interval;
+BEGIN
+    PERFORM awa.check_schema(p_schema);
+    DELETE FROM awa.failed_jobs f
+     WHERE f.job_id IN (SELECT x.job_id FROM awa.failed_jobs x
+                         WHERE x.failed_at < now() - v_keep
+                         ORDER BY x.failed_at LIMIT 1000);
+    GET DIAGNOSTICS purged = ROW_COUNT;
+END
+$$;

@@ -1,0 +1,58 @@
+-- Exact counts and terminal history. queue_counts is STABLE: all its reads use the
+-- calling statement's snapshot, so the five numbers are one consistent picture under
+-- READ COMMITTED (a REPEATABLE READ reader's view of pruned history is not exact:
+-- TRUNCATE is not MVCC-safe).
+
+CREATE FUNCTION awa.queue_counts(queue text,
+    OUT available bigint, OUT scheduled bigint, OUT running bigint,
+    OUT completed bigint, OUT failed bigint)
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_lane int;
+    v_n int := awa.ring_slot_count('claim');
+    v_part bigint;
+    s int;
+BEGIN
+    PERFORM awa.check_name('queue', queue_counts.queue);
+    available := 0;
+    FOR v_lane IN SELECT l.lane_id FROM awa.queue_lanes l WHERE l.queue = queue_counts.queue LOOP
+        SELECT count(*) INTO v_part
+          FROM awa.lane_position(v_lane) p,
+               LATERAL awa.lane_candidates(v_lane, p.lane_seq, p.ready_generation,
+                                           2147483647) c;
+        available := available + v_part;
+    END LOOP;
+
+    SELECT count(*) INTO scheduled FROM awa.deferred_jobs d WHERE d.queue = queue_counts.queue;
+
+    running := 0;
+    FOR s IN 0 .. v_n - 1 LOOP
+        EXECUTE format('SELECT count(*) FROM awa.%I c WHERE c.queue = $1 AND NOT EXISTS '
+                       '(SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id '
+                       'AND x.run_lease = c.run_lease)',
+                       'lease_claims_' || s, 'lease_claim_closures_' || s)
+           INTO v_part USING queue_counts.queue;
+        running := running + v_part;
+    END LOOP;
+
+    SELECT coalesce(sum(t.c), 0), coalesce(sum(t.f), 0) INTO completed, failed
+      FROM (SELECT count(*) FILTER (WHERE d.state = 'completed') AS c,
+                   count(*) FILTER (WHERE d.state = 'failed') AS f
+              FROM awa.done_entries d WHERE d.queue = queue_counts.queue
+            UNION ALL
+            SELECT r.pruned_completed_count, r.pruned_failed_count
+              FROM awa.queue_terminal_rollups r WHERE r.queue = queue_counts.queue
+            UNION ALL
+            SELECT x.pruned_completed_delta, x.pruned_failed_delta
+              FROM awa.queue_terminal_rollup_deltas x WHERE x.queue = queue_counts.queue) t;
+END
+$$;
+
+-- Terminal outcomes still in the queue ring (pruned history survives as counts only;
+-- failed jobs are also kept in awa.failed_jobs for awa_bgw.failed_retention).
+CREATE VIEW awa.terminal_jobs AS
+SELECT d.job_id, d.queue, d.priority, d.kind, d.state,
+       nullif(d.run_lease, 0) AS attempt, d.error, d.created_at, d.finished_at
+  FROM awa.done_entries d;
