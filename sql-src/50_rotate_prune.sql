@@ -117,8 +117,10 @@ $$;
 
 -- Carries what is still live in a sealed claim or lease slot into the ring's current
 -- slot, under the locks prune holds on the slot's children. Claim ring: every open
--- receipt (under its attempt's try-lock) and every lane's newest receipt, with its
--- closure (under the lane's claim try-lock), so that no lane loses its position. Lease
+-- receipt (under its attempt's try-lock), and every lane's newest receipt with its
+-- closure while the queue ring still holds an entry of that lane at or below it (so no
+-- claimed entry can be claimed again; once those entries are pruned the position is
+-- not needed: every entry left is above it, and the claim ring can fall idle). Lease
 -- ring: the newest heartbeat of every attempt still open. Every carried receipt's lane
 -- claim lock is tried too (lane positions are read under it). All locks are tried before
 -- anything is written: a busy one returns its reason and nothing is carried.
@@ -148,7 +150,10 @@ BEGIN
             '        SELECT t.c FROM (SELECT DISTINCT ON (c.lane_id) c FROM awa.%2$I c '
             '                          ORDER BY c.lane_id, c.lane_seq DESC) t '
             '         WHERE (t.c).lane_seq = (SELECT p.lane_seq '
-            '                                   FROM awa.lane_position((t.c).lane_id) p)) u',
+            '                                   FROM awa.lane_position((t.c).lane_id) p) '
+            '           AND EXISTS (SELECT 1 FROM awa.ready_entries r '
+            '                        WHERE r.lane_id = (t.c).lane_id '
+            '                          AND r.lane_seq <= (t.c).lane_seq)) u',
             'lease_claim_closures_' || p_slot, 'lease_claims_' || p_slot)
            INTO v_rows, v_open;
         FOR i IN 1 .. cardinality(v_rows) LOOP

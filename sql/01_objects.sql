@@ -22,7 +22,7 @@ SELECT p.relname AS parent, min(c.relname) AS first_child, max(c.relname) AS las
   FROM pg_inherits i
   JOIN pg_class p ON p.oid = i.inhparent
   JOIN pg_class c ON c.oid = i.inhrelid
- WHERE p.relnamespace = 'awa'::regnamespace
+ WHERE p.relnamespace = 'awa'::regnamespace AND p.relkind = 'p'
  GROUP BY p.relname ORDER BY p.relname;
 
 SELECT 'queue' AS ring, singleton, slot_count, current_slot, generation FROM awa.queue_ring_state

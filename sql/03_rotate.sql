@@ -25,9 +25,9 @@ SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.rotate(NULL, 'queue')$$);
 
 -- work in the current slot: the ring is busy, the next slot empty -> rotated, one
 -- ledger row appended and nothing else written
-INSERT INTO awa.ready_entries (ready_slot, ready_generation, job_id, queue, priority, kind,
-                               args, attempt, max_attempts, run_at)
-    VALUES (0, 0, 1, 'q', 0, 'k', '{}', 1, 25, now());
+INSERT INTO awa.ready_entries (ready_slot, ready_generation, lane_id, lane_seq, job_id,
+                               queue, priority, kind, args, attempt, max_attempts, created_at)
+    VALUES (0, 0, 1, 1, 1, 'q', 0, 'k', '{}', 1, 25, now());
 BEGIN;
 SELECT * FROM awa.rotate('awa', 'queue');
 SELECT pg_current_xact_id_if_assigned() IS NOT NULL AS wrote;
@@ -37,13 +37,13 @@ SELECT * FROM awa.ring_cursor('queue');
 SELECT current_slot, generation FROM awa.queue_ring_state;   -- compat columns untouched
 
 -- the next slot (2) holds a row of any family: skipped_busy, blocker = that family
-INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease, queue,
-                              priority, state)
-    VALUES (2, 2, 99, 1, 'q', 0, 'completed');
+INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease, lane_id,
+                              lane_seq, queue, priority, kind, state, created_at)
+    VALUES (2, 2, 99, 1, 1, 99, 'q', 0, 'k', 'completed', now());
 SELECT * FROM awa.rotate('awa', 'queue');
-INSERT INTO awa.ready_entries (ready_slot, ready_generation, job_id, queue, priority, kind,
-                               args, attempt, max_attempts, run_at)
-    VALUES (2, 2, 99, 'q', 0, 'k', '{}', 1, 25, now());
+INSERT INTO awa.ready_entries (ready_slot, ready_generation, lane_id, lane_seq, job_id,
+                               queue, priority, kind, args, attempt, max_attempts, created_at)
+    VALUES (2, 2, 1, 99, 99, 'q', 0, 'k', '{}', 1, 25, now());
 SELECT * FROM awa.rotate('awa', 'queue');
 SELECT * FROM awa.ring_cursor('queue');
 TRUNCATE awa.ready_entries_2, awa.done_entries_2;
@@ -68,8 +68,10 @@ BEGIN
     FOR i IN 1 .. 20 LOOP
         SELECT * INTO c FROM awa.ring_cursor('claim');
         INSERT INTO awa.lease_claims (claim_slot, claim_generation, job_id, run_lease,
-                                      ready_slot, ready_generation)
-            VALUES (c.slot, c.generation, 1000 + i, 1, 0, 0);
+                                      lane_id, lane_seq, ready_slot, ready_generation,
+                                      queue, priority, kind, args, max_attempts, created_at)
+            VALUES (c.slot, c.generation, 1000 + i, 1, 1000 + i, 1, 0, 0, 'q', 0, 'k', '{}',
+                    25, now());
         INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id,
                                               run_lease, outcome)
             VALUES (c.slot, c.generation, 1000 + i, 1, 'completed');

@@ -1,5 +1,7 @@
--- awa.prune: noop, already_pruned (no write, no truncate), skipped_active, pruned
--- (one TRUNCATE of the slot's children, terminal counts appended as deltas).
+-- awa.prune on real traffic: noop, skipped_active while an entry is unclaimed,
+-- pruned once everything in the slot is claimed or cancelled (one TRUNCATE, terminal
+-- counts appended as deltas), already_pruned with no write, and the carry-forward of
+-- what is still live in the claim and lease rings. Starts from a fresh install.
 CREATE FUNCTION pg_temp.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE p_sql;
@@ -7,40 +9,45 @@ BEGIN
 EXCEPTION WHEN OTHERS THEN
     RETURN SQLSTATE || ': ' || SQLERRM;
 END $$;
+-- turn a ring n times, pruning after each rotation as the worker does
+CREATE FUNCTION pg_temp.turn(p_ring text, n int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    i int;
+    r record;
+    p record;
+    log text := '';
+BEGIN
+    FOR i IN 1 .. n LOOP
+        SELECT * INTO r FROM awa.rotate('awa', p_ring);
+        SELECT * INTO p FROM awa.prune('awa', p_ring);
+        log := log || left(r.outcome, 3) || '/' || p.outcome
+               || coalesce('(' || p.reason || ')', '') || ' ';
+    END LOOP;
+    RETURN log;
+END $$;
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw;
 
 -- the oldest sealed slot is derived from the cursor: none at generation 0, the slot
 -- after the cursor once the ring is full
 SELECT s, g, o.* FROM (VALUES (0, 0), (1, 1), (3, 3), (7, 7), (0, 8), (5, 21)) v(s, g)
   LEFT JOIN LATERAL awa.ring_oldest_sealed(s, g, 8) o ON true;
+SELECT * FROM awa.prune('awa', 'queue');
 SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.prune('awa', 'nosuch')$$);
 SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.prune('other', 'queue')$$);
 
--- queue ring: slot 0 is sealed (the cursor moved on in 03_rotate) and holds an open
--- job (a ready entry with no terminal outcome): skipped_active, nothing truncated
-SELECT * FROM awa.ring_cursor('queue');
+-- three jobs in slot 0; the ring turns; slot 0 holds unclaimed work
+SELECT awa.enqueue('q', 'a') AS a, awa.enqueue('q', 'b') AS b, awa.enqueue('q', 'c') AS c;
+SELECT outcome FROM awa.rotate('awa', 'queue');
 CREATE TEMP TABLE fn AS SELECT 'before' AS at, pg_relation_filenode('awa.ready_entries_0') AS filenode;
 SELECT * FROM awa.prune('awa', 'queue');
-SELECT count(*) AS ready_rows_in_slot_0 FROM awa.ready_entries_0;
-
--- close it (and add more terminal history): pruned, one TRUNCATE, deltas appended
-INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease, queue,
-                              priority, state) VALUES
-    (0, 0, 1, 1, 'q', 0, 'completed'),
-    (0, 0, 2, 1, 'q', 0, 'failed'),
-    (0, 0, 3, 1, 'q', 3, 'completed'),
-    (0, 0, 4, 1, 'other', 0, 'cancelled');
-INSERT INTO awa.ready_entries (ready_slot, ready_generation, job_id, queue, priority, kind,
-                               args, attempt, max_attempts, run_at) VALUES
-    (0, 0, 2, 'q', 0, 'k', '{}', 1, 25, now()),
-    (0, 0, 3, 'q', 3, 'k', '{}', 1, 25, now()),
-    (0, 0, 4, 'other', 0, 'k', '{}', 1, 25, now());
+-- claiming two is not enough; cancelling the third is
+SELECT job_id, run_lease FROM awa.claim('q', 2);
+SELECT * FROM awa.prune('awa', 'queue');
+SELECT awa.cancel(3);
 SELECT * FROM awa.prune('awa', 'queue');
 INSERT INTO fn SELECT 'after prune', pg_relation_filenode('awa.ready_entries_0');
-SELECT count(*) AS ready_rows, (SELECT count(*) FROM awa.done_entries_0) AS done_rows
-  FROM awa.ready_entries_0;
-SELECT queue, priority, pruned_completed_delta, pruned_failed_delta
-  FROM awa.queue_terminal_rollup_deltas ORDER BY queue, priority;
-SELECT count(*) AS rollup_rows FROM awa.queue_terminal_rollups;   -- prune never upserts
+SELECT count(*) AS ready_rows_left FROM awa.ready_entries;
 
 -- pruning the same empty slot again: already_pruned, no xid, no new relfilenode
 BEGIN;
@@ -50,18 +57,39 @@ COMMIT;
 INSERT INTO fn SELECT 'after second prune', pg_relation_filenode('awa.ready_entries_0');
 SELECT at, filenode = lag(filenode) OVER (ORDER BY ord) AS same_as_previous
   FROM (SELECT *, row_number() OVER () AS ord FROM fn) f;
-SELECT count(*) AS delta_rows FROM awa.queue_terminal_rollup_deltas;
 
--- lease ring: a heartbeat of an attempt with no closure is live; once the claim ring
--- holds its closure the slot can go
-INSERT INTO awa.leases (lease_slot, lease_generation, job_id, run_lease) VALUES (0, 0, 7, 1);
-SELECT outcome, blocker FROM awa.rotate('awa', 'lease');
-SELECT * FROM awa.prune('awa', 'lease');
-INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id, run_lease, outcome)
-    SELECT slot, generation, 7, 1, 'completed' FROM awa.ring_cursor('claim');
-SELECT * FROM awa.prune('awa', 'lease');
-SELECT count(*) AS lease_rows FROM awa.leases;
+-- the claimed jobs still run (their receipts carry them): one completes, one fails and
+-- is retried later; the outcome lands in the current slot (1)
+SELECT awa.heartbeat(1, 1, '{"step": 1}') AS hb, awa.complete(1, 1) AS done,
+       awa.fail(2, 1, 'gave up', NULL) AS retried;
+SELECT * FROM awa.queue_counts('q');
+-- turn the queue ring a whole wrap: slot 1 (the outcomes) is pruned into deltas, and
+-- the counts do not move
+SELECT pg_temp.turn('queue', 16);
+SELECT queue, priority, pruned_completed_delta, pruned_failed_delta
+  FROM awa.queue_terminal_rollup_deltas ORDER BY queue, priority;
+SELECT count(*) AS rollup_rows FROM awa.queue_terminal_rollups;   -- prune never upserts
+SELECT * FROM awa.queue_counts('q');
+
+-- claim ring: job 2 was retried (deferred by backoff); make it due and claim it; its
+-- receipt is open while the claim ring turns past its slot: carried forward, never lost
+UPDATE awa.deferred_jobs SET run_at = now() - interval '1 s';
+SELECT * FROM awa.promote_deferred('awa');
+SELECT job_id, run_lease, attempt FROM awa.claim('q');
+SELECT * FROM awa.ring_cursor('claim');
+SELECT awa.heartbeat(2, 2) AS hb;
+SELECT pg_temp.turn('claim', 10);
+SELECT pg_temp.turn('lease', 10);
+SELECT claim_slot, job_id, run_lease FROM awa.lease_claims ORDER BY claim_generation;
+SELECT lease_slot, job_id, run_lease FROM awa.leases;
+SELECT * FROM awa.ring_cursor('claim');
+-- the carried attempt is still the live one: it completes, and a stale lease is refused
+SELECT awa.complete(2, 1) AS stale, awa.complete(2, 2) AS done;
+SELECT * FROM awa.queue_counts('q');
+-- closed now: the next turns drop it and the claim and lease rings fall idle
+SELECT pg_temp.turn('claim', 10);
+SELECT pg_temp.turn('lease', 10);
+SELECT count(*) AS receipts, (SELECT count(*) FROM awa.leases) AS heartbeats FROM awa.lease_claims;
 
 -- the status view counts the sealed slots that still hold rows
-SELECT ring, current_slot, generation, ledger_rows, sealed_slots_awaiting_prune
-  FROM awa.ring_status;
+SELECT ring, current_slot, generation, sealed_slots_awaiting_prune FROM awa.ring_status;
