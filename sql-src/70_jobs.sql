@@ -78,7 +78,11 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF p_value IS NULL OR length(p_value) = 0 OR length(p_value) > 200 THEN
-        RAISE EXCEPTION 'invalid % %', p_what, coalesce(quote_literal(p_value), 'NULL')
+        RAISE EXCEPTION 'invalid % %', p_what,
+                        CASE WHEN p_value IS NULL THEN 'NULL'
+                             WHEN length(p_value) > 200
+                             THEN format('(%s characters)', length(p_value))
+                             ELSE quote_literal(p_value) END
             USING ERRCODE = CASE WHEN p_value IS NULL THEN 'null_value_not_allowed'
                                  ELSE 'invalid_parameter_value' END,
                   HINT = format('A %s is a text of 1 to 200 characters.', p_what);

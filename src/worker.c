@@ -36,6 +36,8 @@
 typedef struct WorkerSchedule
 {
 	TimestampTz next_ring[AWA_RING_COUNT];
+	TimestampTz next_promote;
+	TimestampTz next_rescue;
 	TimestampTz next_heartbeat;
 	TimestampTz next_leader_try;
 	bool		is_leader;
@@ -193,6 +195,19 @@ ring_tick(AwaRing ring, TimestampTz now)
 		count_ring_outcome(ring, false, &res);
 }
 
+/* A job-maintenance step (promotion, rescue) on its own cadence. */
+static void
+job_tick(TimestampTz now, TimestampTz *next_at, int interval_ms, const char *label,
+		 const char *sql)
+{
+	AwaStepResult res;
+
+	if (now < *next_at)
+		return;
+	*next_at = after_ms(now, interval_ms);
+	awa_run_step(status, label, sql, &res);
+}
+
 /* One pass of the state machine; returns the next time anything is due. */
 static TimestampTz
 worker_tick(void)
@@ -225,11 +240,17 @@ worker_tick(void)
 	}
 	awa_status_set_state(status, AWA_STATE_LEADER);
 
+	job_tick(now, &sched.next_promote, awa_bgw_promote_interval, "promotion of deferred jobs",
+			 "SELECT promoted FROM awa.promote_deferred('awa')");
+	job_tick(now, &sched.next_rescue, awa_bgw_rescue_interval, "rescue",
+			 "SELECT rescued, outcome FROM awa.rescue('awa')");
 	for (r = 0; r < AWA_RING_COUNT; r++)
 	{
 		ring_tick((AwaRing) r, now);
 		next = Min(next, sched.next_ring[r]);
 	}
+	next = Min(next, sched.next_promote);
+	next = Min(next, sched.next_rescue);
 	return Min(next, sched.next_heartbeat);
 }
 
@@ -284,6 +305,7 @@ awa_bgw_worker_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			/* a new cadence or retry interval takes effect at once */
 			memset(sched.next_ring, 0, sizeof(sched.next_ring));
+			sched.next_promote = sched.next_rescue = 0;
 			sched.next_leader_try = 0;
 		}
 	}

@@ -1,0 +1,115 @@
+-- The job API: happy paths, ordering, stale leases, retries, cancel, bad input.
+CREATE FUNCTION pg_temp.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE p_sql;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw;
+
+-- priority 0 first, FIFO within a priority
+SELECT awa.enqueue('mail', 'send', '{"n": 1}', 5::smallint) AS p5_first;
+SELECT awa.enqueue('mail', 'send', '{"n": 2}') AS p0_first;
+SELECT awa.enqueue('mail', 'send', '{"n": 3}', 5::smallint) AS p5_second;
+SELECT awa.enqueue('mail', 'send', '{"n": 4}') AS p0_second;
+SELECT * FROM awa.queue_counts('mail');
+SELECT job_id, run_lease, queue, kind, args, priority, attempt, max_attempts,
+       deadline_at - claimed_at AS deadline
+  FROM awa.claim('mail', 3);
+SELECT job_id, args, deadline_at FROM awa.claim('mail', 5, NULL);   -- no deadline
+SELECT count(*) AS nothing_left FROM awa.claim('mail', 5);
+
+-- an idle claim writes nothing
+BEGIN;
+SELECT count(*) FROM awa.claim('mail');
+SELECT count(*) FROM awa.claim('no such queue');
+SELECT pg_current_xact_id_if_assigned() IS NULL AS wrote_nothing;
+COMMIT;
+
+-- complete once; a second complete, or one with the wrong lease, changes nothing
+SELECT awa.complete(2, 1) AS first, awa.complete(2, 1) AS again, awa.complete(4, 7) AS wrong_lease;
+SELECT * FROM awa.complete_batch(ARRAY[4, 1, 3, 2], ARRAY[1, 1, 1, 1]) ORDER BY job_id;
+SELECT * FROM awa.queue_counts('mail');
+
+-- fail: retried with backoff until max_attempts, then failed_jobs
+SELECT awa.enqueue('retry', 'flaky', max_attempts => 2) AS flaky;
+SELECT job_id, attempt FROM awa.claim('retry');
+SELECT awa.fail(5, 1, 'first try failed') AS failed_once;
+SELECT job_id, attempt, max_attempts, last_error, run_at > now() AS later
+  FROM awa.deferred_jobs;
+SELECT * FROM awa.queue_counts('retry');
+SELECT awa.fail(5, 1, 'late stale call') AS stale;     -- that attempt is closed
+UPDATE awa.deferred_jobs SET run_at = now();
+SELECT * FROM awa.promote_deferred('awa');
+SELECT job_id, attempt FROM awa.claim('retry');
+SELECT awa.heartbeat(5, 2, '{"pct": 50}') AS hb;
+SELECT awa.fail(5, 2, 'second try failed', '0 s') AS failed_twice;
+SELECT job_id, queue, kind, attempts, max_attempts, error FROM awa.failed_jobs;
+SELECT * FROM awa.queue_counts('retry');
+SELECT job_id, state, attempt, error FROM awa.terminal_jobs WHERE queue = 'retry';
+-- retry_in = 0 makes the retry claimable at once
+SELECT awa.enqueue('retry', 'again') AS again;
+SELECT job_id, attempt FROM awa.claim('retry');
+SELECT awa.fail(6, 1, 'once more', '0 s');
+SELECT job_id, attempt FROM awa.claim('retry');
+SELECT awa.complete(6, 2);
+
+-- cancel: scheduled, available, running, finished, unknown
+SELECT awa.enqueue('c', 'later', run_at => now() + interval '1 hour') AS scheduled,
+       awa.enqueue('c', 'ready') AS available,
+       awa.enqueue('c', 'run') AS running;
+SELECT job_id FROM awa.claim('c') WHERE false;   -- claims nothing: max_batch 1 below
+SELECT job_id FROM awa.claim('c', 1);            -- takes job 8 (FIFO)
+SELECT awa.cancel(7) AS scheduled, awa.cancel(9) AS available, awa.cancel(8) AS running,
+       awa.cancel(8) AS again, awa.cancel(6) AS finished, awa.cancel(12345) AS unknown;
+SELECT count(*) AS claimable FROM awa.claim('c', 10);
+SELECT awa.complete(8, 1) AS after_cancel;
+SELECT * FROM awa.queue_counts('c');
+SELECT job_id, state FROM awa.terminal_jobs WHERE queue = 'c' ORDER BY job_id;
+
+-- enqueue_batch: one round trip, ids in input order, mixed priorities and schedules
+SELECT * FROM awa.enqueue_batch('b', '[{"kind": "x", "args": {"i": 1}},
+                                      {"kind": "x", "priority": 1},
+                                      {"kind": "x", "run_at": "2999-01-01"},
+                                      {"kind": "y", "max_attempts": 3}]');
+SELECT job_id, kind, priority, attempt, max_attempts FROM awa.claim('b', 10);
+SELECT * FROM awa.queue_counts('b');
+
+-- transactional: a rolled-back enqueue leaves no job
+BEGIN;
+SELECT awa.enqueue('tx', 'gone') IS NOT NULL AS enqueued;
+ROLLBACK;
+SELECT * FROM awa.queue_counts('tx');
+SELECT count(*) FROM awa.claim('tx');
+
+-- bad input: a clear error, nothing written
+SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('', 'k')$$);
+SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue(NULL, 'k')$$);
+SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue(repeat('q', 201), 'k')$$);
+SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', '')$$);
+SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', 'k', '[1, 2]')$$);
+SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', 'k', NULL)$$);
+SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', 10::smallint)$$);
+SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', (-1)::smallint)$$);
+SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', 0::smallint, 'infinity')$$);
+SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', 'k', max_attempts => 0)$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '{"kind": "x"}')$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '[{"kind": "x"}, {"args": {}}]')$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '[{"kind": "x", "priority": 99}]')$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.claim('q', 0)$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.claim('q', 1000000)$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.claim('q', 1, '-1 s')$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.claim('')$$);
+SELECT pg_temp.sqlstate_of($$SELECT awa.fail(1, 1, 'x', '-5 s')$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.complete_batch(ARRAY[1, 2], ARRAY[1])$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.queue_counts('')$$);
+SELECT count(*) AS jobs_in_q FROM awa.ready_entries WHERE queue = 'q';
+SELECT count(*) AS lanes_of_q FROM awa.queue_lanes WHERE queue = 'q';
+-- the error text names the problem and the hint says what is allowed
+SELECT awa.enqueue('q', 'k', '{}', 10::smallint);
+-- REPEATABLE READ is refused (a stale snapshot could name a reused slot)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT awa.enqueue('q', 'k');
+ROLLBACK;

@@ -1,0 +1,71 @@
+-- An application role with USAGE on awa and EXECUTE on the API uses the queue and can
+-- do nothing else; hot paths lock only the ring children they touch.
+CREATE FUNCTION pg_temp.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE p_sql;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw;
+
+CREATE ROLE awa_test_app LOGIN;
+GRANT USAGE ON SCHEMA awa TO awa_test_app;
+GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int),
+    awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval),
+    awa.complete(bigint, int), awa.complete_batch(bigint[], int[]),
+    awa.fail(bigint, int, text, interval), awa.heartbeat(bigint, int, jsonb),
+    awa.cancel(bigint), awa.queue_counts(text) TO awa_test_app;
+
+SET ROLE awa_test_app;
+SELECT awa.enqueue('app', 'work') AS id;
+SELECT * FROM awa.enqueue_batch('app', '[{"kind": "w2"}, {"kind": "w3"}]');
+SELECT job_id, run_lease FROM awa.claim('app', 2);
+SELECT awa.heartbeat(1, 1) AS hb, awa.complete(1, 1) AS done, awa.fail(2, 1, 'no', '0 s') AS failed,
+       awa.cancel(3) AS cancelled;
+SELECT * FROM awa.queue_counts('app');
+-- ... and nothing else
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.rotate('awa', 'queue')$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.prune('awa', 'queue')$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.rescue('awa')$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.promote_deferred('awa')$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.ring_cursor('queue')$$);
+SELECT pg_temp.sqlstate_of($$SELECT count(*) FROM awa.ready_entries$$);
+SELECT pg_temp.sqlstate_of($$INSERT INTO awa.queue_ring_rotations VALUES (1, 1)$$);
+SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue_ready('app', 0::smallint, '{}')$$);
+SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.maintenance_status$$);
+RESET ROLE;
+
+-- the locks a claim holds in an open transaction: the children it read or wrote, never
+-- all children of a parent (so prune of any other slot is not blocked by it)
+SELECT awa.enqueue('locks', 'k') AS id;
+BEGIN;
+SELECT job_id FROM awa.claim('locks');
+SELECT c.relname, l.mode
+  FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid = pg_backend_pid() AND c.relnamespace = 'awa'::regnamespace
+   AND c.relkind = 'r' AND c.relname ~ '_[0-9]+$'
+ ORDER BY 1, 2;
+COMMIT;
+-- and a complete
+BEGIN;
+SELECT awa.complete(4, 1);
+SELECT c.relname, l.mode
+  FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid = pg_backend_pid() AND c.relnamespace = 'awa'::regnamespace
+   AND c.relkind = 'r' AND c.relname ~ '_[0-9]+$'
+ ORDER BY 1, 2;
+COMMIT;
+-- and an enqueue
+BEGIN;
+SELECT awa.enqueue('locks', 'k2') AS id;
+SELECT c.relname, l.mode
+  FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid = pg_backend_pid() AND c.relnamespace = 'awa'::regnamespace
+   AND c.relkind = 'r' AND c.relname ~ '_[0-9]+$'
+ ORDER BY 1, 2;
+COMMIT;
+
+DROP OWNED BY awa_test_app;
+DROP ROLE awa_test_app;
