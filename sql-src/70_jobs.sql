@@ -140,6 +140,21 @@ BEGIN
 END
 $$;
 
+-- Registers the lanes of (queue, priority) ahead of the first enqueue. Optional: the
+-- first enqueue registers them itself, but until that transaction commits, other
+-- first enqueues of the same (queue, priority) wait for it; registering up front, in a
+-- transaction of its own, avoids that wait.
+CREATE FUNCTION awa.register_queue(queue text, priority smallint DEFAULT 0) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM awa.check_job(register_queue.queue, 'register', '{}', register_queue.priority,
+                          now(), 1);
+    PERFORM awa.ensure_lanes(register_queue.queue, register_queue.priority);
+END
+$$;
+
 -- Takes the enqueue lock of one shard of (queue, priority), preferring a free one, and
 -- returns its lane; held to commit, so lane_seq order is commit order in the lane.
 CREATE FUNCTION awa.lock_enqueue_lane(p_queue text, p_priority smallint) RETURNS int

@@ -43,8 +43,7 @@ DECLARE
     v_timeout interval := coalesce(current_setting('awa_bgw.job_heartbeat_timeout', true),
                                    '90s')::interval;
     v_n int := awa.ring_slot_count('claim');
-    v_receipt awa.lease_claims;
-    v_why text;
+    r record;
     s int;
 BEGIN
     PERFORM awa.check_schema(p_schema);
@@ -55,9 +54,9 @@ BEGIN
         RETURN;
     END IF;
     FOR s IN 0 .. v_n - 1 LOOP
-        FOR v_receipt, v_why IN EXECUTE format(
-            'SELECT c, CASE WHEN c.deadline_at < clock_timestamp() THEN ''deadline passed'' '
-            '               ELSE ''no heartbeat for '' || $1::text END '
+        FOR r IN EXECUTE format(
+            'SELECT c AS receipt, CASE WHEN c.deadline_at < clock_timestamp() THEN ''deadline passed'' '
+            '               ELSE ''no heartbeat for '' || $1::text END AS why '
             '  FROM awa.%I c '
             ' WHERE NOT EXISTS (SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id '
             '                   AND x.run_lease = c.run_lease) '
@@ -69,8 +68,8 @@ BEGIN
           USING v_timeout
         LOOP
             CONTINUE WHEN NOT pg_try_advisory_xact_lock(
-                awa.attempt_lock_key(v_receipt.job_id, v_receipt.run_lease));
-            PERFORM awa.fail_attempt(v_receipt, 'rescued', 'rescued: ' || v_why, NULL);
+                awa.attempt_lock_key((r.receipt).job_id, (r.receipt).run_lease));
+            PERFORM awa.fail_attempt(r.receipt, 'rescued', 'rescued: ' || r.why, NULL);
             rescued := rescued + 1;
         END LOOP;
     END LOOP;

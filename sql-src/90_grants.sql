@@ -13,5 +13,5 @@ GRANT EXECUTE ON FUNCTION awa.semver_rank(text), awa.ring_authority_min_flip_ver
 --       awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval),
 --       awa.complete(bigint, int), awa.complete_batch(bigint[], int[]),
 --       awa.fail(bigint, int, text, interval), awa.heartbeat(bigint, int, jsonb),
---       awa.cancel(bigint), awa.queue_counts(text) TO app;
+--       awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, smallint) TO app;
 -- and the role can do nothing else here.

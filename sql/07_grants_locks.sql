@@ -16,7 +16,7 @@ GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, 
     awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval),
     awa.complete(bigint, int), awa.complete_batch(bigint[], int[]),
     awa.fail(bigint, int, text, interval), awa.heartbeat(bigint, int, jsonb),
-    awa.cancel(bigint), awa.queue_counts(text) TO awa_test_app;
+    awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, smallint) TO awa_test_app;
 
 SET ROLE awa_test_app;
 SELECT awa.enqueue('app', 'work') AS id;
