@@ -84,6 +84,7 @@ AS $$
 DECLARE
     v_pos record;
     v_claim record;
+    v_now timestamptz := clock_timestamp();
 BEGIN
     SELECT * INTO v_pos FROM awa.lane_position(p_lane_id);
     SELECT * INTO v_claim FROM awa.ring_cursor('claim');
@@ -94,8 +95,7 @@ BEGIN
                                        created_at, claimed_at, deadline_at)
     SELECT v_claim.slot, v_claim.generation, r.job_id, r.attempt, r.lane_id, r.lane_seq,
            r.ready_slot, r.ready_generation, r.queue, r.priority, r.kind, r.args,
-           r.max_attempts, r.created_at, clock_timestamp(),
-           clock_timestamp() + p_deadline
+           r.max_attempts, r.created_at, v_now, v_now + p_deadline
       FROM awa.lane_candidates(p_lane_id, v_pos.lane_seq, v_pos.ready_generation, p_limit) r
      ORDER BY r.lane_seq
     RETURNING c.job_id, c.run_lease, c.queue, c.kind, c.args, c.priority, c.run_lease,
