@@ -18,6 +18,8 @@
  */
 #include "postgres.h"
 
+#include <signal.h>
+
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
@@ -227,6 +229,56 @@ lookup_database_oid(const char *dbname)
 	return result;
 }
 
+/*
+ * The pid of a live worker for this database that this launcher did not start
+ * (its predecessor's, left running when the launcher restarted), or 0.
+ */
+static pid_t
+orphan_worker_pid(Oid dboid)
+{
+	pid_t		pid = 0;
+	int			i;
+
+	LWLockAcquire(awa_shared->lock, LW_SHARED);
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
+		AwaWorkerStatus *st = &awa_shared->workers[i];
+
+		if (st->in_use && st->dboid == dboid && st->pid > 0 && kill(st->pid, 0) == 0)
+			pid = st->pid;
+	}
+	LWLockRelease(awa_shared->lock);
+	return pid;
+}
+
+/*
+ * Stop workers left by a previous launcher whose database is no longer listed;
+ * the ones still wanted are adopted (start_due_workers starts no second one).
+ */
+static void
+stop_unwanted_orphans(void)
+{
+	int			i,
+				j;
+
+	LWLockAcquire(awa_shared->lock, LW_SHARED);
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
+		AwaWorkerStatus *st = &awa_shared->workers[i];
+		bool		wanted = false;
+
+		if (!st->in_use || st->pid <= 0)
+			continue;
+		for (j = 0; j < AWA_BGW_MAX_DATABASES; j++)
+			if (entries[j].used && entries[j].wanted &&
+				strcmp(entries[j].dbname, st->dbname) == 0)
+				wanted = true;
+		if (!wanted)
+			kill(st->pid, SIGTERM);
+	}
+	LWLockRelease(awa_shared->lock);
+}
+
 /* Start the wanted workers that are not running and are due; needs a transaction. */
 static void
 start_due_workers(TimestampTz now)
@@ -263,6 +315,8 @@ start_due_workers(TimestampTz now)
 			e->missing_logged = true;
 			continue;
 		}
+		if (orphan_worker_pid(dboid) != 0)
+			continue;			/* a predecessor's worker still runs it */
 		start_worker(e, dboid, roleoid, now);
 	}
 }
@@ -275,6 +329,7 @@ launcher_reconcile(void)
 	if (!mark_wanted())
 		return;
 	reap_workers(now);
+	stop_unwanted_orphans();
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();

@@ -80,12 +80,12 @@ copy_column(char *dst, size_t len, int col)
 
 /* Runs inside the step's transaction; fills res. */
 static void
-step_body(const char *sql, AwaStepResult *res)
+step_body(const char *sql, bool needs_extension, AwaStepResult *res)
 {
 	int			rc;
 
 	res->extension = extension_state();
-	if (res->extension != AWA_EXT_READY || sql == NULL)
+	if (sql == NULL || (needs_extension && res->extension != AWA_EXT_READY))
 		return;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -111,9 +111,9 @@ step_body(const char *sql, AwaStepResult *res)
 	SPI_finish();
 }
 
-bool
-awa_run_step(AwaWorkerStatus *st, const char *label, const char *sql,
-			 AwaStepResult *res)
+static bool
+run_step(AwaWorkerStatus *st, const char *label, const char *sql, bool needs_extension,
+		 AwaStepResult *res)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile bool ok = true;
@@ -125,7 +125,7 @@ awa_run_step(AwaWorkerStatus *st, const char *label, const char *sql,
 
 	PG_TRY();
 	{
-		step_body(sql, res);
+		step_body(sql, needs_extension, res);
 		CommitTransactionCommand();
 	}
 	PG_CATCH();
@@ -147,6 +147,19 @@ awa_run_step(AwaWorkerStatus *st, const char *label, const char *sql,
 	pgstat_report_stat(false);
 	pgstat_report_activity(STATE_IDLE, NULL);
 	return ok;
+}
+
+bool
+awa_run_step(AwaWorkerStatus *st, const char *label, const char *sql, AwaStepResult *res)
+{
+	return run_step(st, label, sql, true, res);
+}
+
+bool
+awa_run_session_step(AwaWorkerStatus *st, const char *label, const char *sql,
+					 AwaStepResult *res)
+{
+	return run_step(st, label, sql, false, res);
 }
 
 /* Log the error of a step, count it, and keep it in the status. */

@@ -27,11 +27,16 @@ typedef struct AwaStepResult
 } AwaStepResult;
 
 /*
- * Run sql (NULL: only probe the extension) in a transaction of its own.
- * Returns false when the step raised an error (already logged and counted).
+ * Run sql (NULL: only probe the extension) in a transaction of its own. A step
+ * that needs the extension runs its SQL only when the extension is installed
+ * at the version this library maintains; one that does not (leader lock,
+ * instance id) always runs. Returns false when the step raised an error
+ * (already logged and counted).
  */
 extern bool awa_run_step(AwaWorkerStatus *st, const char *label, const char *sql,
 						 AwaStepResult *res);
+extern bool awa_run_session_step(AwaWorkerStatus *st, const char *label, const char *sql,
+								 AwaStepResult *res);
 extern void awa_record_error(AwaWorkerStatus *st, const char *label, ErrorData *edata);
 
 #endif							/* AWA_STEP_H */

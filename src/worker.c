@@ -54,15 +54,15 @@ after_ms(TimestampTz from, int ms)
 	return TimestampTzPlusMilliseconds(from, ms);
 }
 
-/* Runs a statement that returns one boolean; false on error or NULL. */
+/* Runs a session-level statement that returns one boolean; false on error or NULL. */
 static bool
 run_bool_step(const char *label, const char *sql)
 {
 	AwaStepResult res;
 
-	if (!awa_run_step(status, label, sql, &res))
+	if (!awa_run_session_step(status, label, sql, &res))
 		return false;
-	return res.extension == AWA_EXT_READY && strcmp(res.col1, "t") == 0;
+	return strcmp(res.col1, "t") == 0;
 }
 
 static void
@@ -260,7 +260,8 @@ new_instance_id(void)
 	AwaStepResult res;
 
 	/* gen_random_uuid() is core; it needs no extension and writes nothing */
-	awa_run_step(status, "instance id", "SELECT pg_catalog.gen_random_uuid()::text", &res);
+	awa_run_session_step(status, "instance id", "SELECT pg_catalog.gen_random_uuid()::text",
+						 &res);
 	if (res.col1[0] == '\0')
 		snprintf(res.col1, sizeof(res.col1), "00000000-0000-4000-8000-%012x", MyProcPid);
 	strlcpy(sched.instance_id, res.col1, sizeof(sched.instance_id));
