@@ -1,0 +1,1 @@
+CALL bench.consume(1);

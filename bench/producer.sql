@@ -1,0 +1,1 @@
+SELECT bench.produce(1);

@@ -1,0 +1,140 @@
+
+# Copyright: the awa_bgw authors.
+#
+# The queue under load with the worker running: 8 pgbench clients enqueue, claim and
+# complete for 60 s while one job heartbeats through three wraps of every ring. Every
+# committed enqueue is completed exactly once (checked by job id), the counts match,
+# the rings turn and are truncated, and no ring family ever sees an UPDATE or DELETE.
+
+use strict;
+use warnings;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('load');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'awa_bgw'
+awa_bgw.databases = 'postgres'
+awa_bgw.queue_rotate_interval = '200ms'
+awa_bgw.lease_rotate_interval = '200ms'
+awa_bgw.claim_rotate_interval = '200ms'
+awa_bgw.leader_retry_interval = '200ms'
+awa_bgw.promote_interval = '100ms'
+awa_bgw.rescue_interval = '500ms'
+max_connections = 50
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION awa_bgw');
+$node->safe_psql('postgres', slurp_file('bench/schema.sql'));
+$node->poll_query_until('postgres',
+	"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'")
+  or die 'the worker did not become leader';
+
+my $gen_sql = "SELECT string_agg(ring || '=' || generation, ',' ORDER BY ring) FROM awa.ring_status";
+my %gen0 = map { split /=/ } split /,/, $node->safe_psql('postgres', $gen_sql);
+
+# the long job: claimed with no deadline, kept alive by heartbeats only
+$node->safe_psql('postgres', "SELECT awa.enqueue('long', 'slow')");
+my $bg = $node->background_psql('postgres');
+my $lease = $bg->query_safe(
+	"SELECT job_id || ',' || run_lease FROM awa.claim('long', 1, NULL)");
+chomp $lease;
+my ($long_id, $long_lease) = split /,/, $lease;
+ok($long_id, "long job $long_id claimed");
+
+my ($out, $err) = ('', '');
+my $pgbench = IPC::Run::start(
+	[
+		'pgbench', '-n', '-c', '8', '-j', '2', '-T', '60',
+		'-f', 'bench/producer.sql@1', '-f', 'bench/consumer.sql@1',
+		'-h', $node->host, '-p', $node->port, 'postgres'
+	],
+	'>', \$out, '2>', \$err);
+
+# heartbeat until every ring has turned three wraps past the start (a wrap is 16 slots
+# of the queue ring, 8 of the lease and claim rings), with a generous deadline
+my $beats_ok = 1;
+my $wrapped = 0;
+my $deadline = time() + 600;
+while (time() < $deadline)
+{
+	my $hb = $bg->query_safe(
+		"SELECT pg_sleep(0.3), awa.heartbeat($long_id, $long_lease, '{\"alive\": true}')");
+	$beats_ok = 0 unless $hb =~ /\|t$/m;
+	my %gen = map { split /=/ } split /,/, $node->safe_psql('postgres', $gen_sql);
+	if (   $gen{queue} - $gen0{queue} >= 48
+		&& $gen{lease} - $gen0{lease} >= 24
+		&& $gen{claim} - $gen0{claim} >= 24)
+	{
+		$wrapped = 1;
+		last;
+	}
+}
+ok($wrapped, 'every ring turned three wraps while the long job ran');
+ok($beats_ok, 'every heartbeat of the long job was accepted');
+is($bg->query_safe("SELECT awa.complete($long_id, $long_lease)"),
+	't', 'the long job completes normally after three wraps');
+$bg->quit;
+
+$pgbench->finish;
+is($pgbench->result(0), 0, 'pgbench ran to the end') or diag($err);
+note($out);
+
+# drain what is left, then check exactly-once by job id
+$node->poll_query_until('postgres',
+	"CALL bench.consume(1000); SELECT available = 0 AND running = 0 AND scheduled = 0 FROM awa.queue_counts('bench')"
+) or die 'the queue did not drain';
+
+my $enqueued = $node->safe_psql('postgres', 'SELECT count(*) FROM bench.enqueued');
+cmp_ok($enqueued, '>', 1000, "the producers enqueued $enqueued jobs");
+is($node->safe_psql('postgres',
+		'SELECT count(*) FROM bench.enqueued e WHERE NOT EXISTS (SELECT 1 FROM bench.completed c WHERE c.job_id = e.job_id)'),
+	'0', 'every committed enqueue was completed');
+is($node->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT job_id) FROM bench.claimed'),
+	'0', 'no job was claimed twice');
+is($node->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT job_id) FROM bench.completed'),
+	'0', 'no job was completed twice');
+is($node->safe_psql('postgres',
+		'SELECT count(*) FROM bench.completed c WHERE NOT EXISTS (SELECT 1 FROM bench.enqueued e WHERE e.job_id = c.job_id)'),
+	'0', 'only enqueued jobs were completed');
+is($node->safe_psql('postgres', 'SELECT completed, failed FROM awa.queue_counts(\'bench\')'),
+	"$enqueued|0", 'queue_counts matches the completions exactly');
+
+# the rings turned and were truncated; the worker never failed a step
+my $st = $node->safe_psql('postgres',
+	"SELECT (prunes->'queue'->>'pruned')::int, (prunes->'claim'->>'pruned')::int, (prunes->'lease'->>'pruned')::int, errors, coalesce(last_error, '') FROM awa.maintenance_status WHERE database = 'postgres'"
+);
+my ($pq, $pc, $pl, $errors, $last_error) = split /\|/, $st;
+cmp_ok($pq, '>', 10, "queue slots were truncated ($pq prunes)");
+cmp_ok($pc, '>', 10, "claim slots were truncated ($pc prunes)");
+cmp_ok($pl, '>', 0, "lease slots were truncated ($pl prunes)");
+is($errors, '0', "no maintenance step failed $last_error");
+
+# no UPDATE or DELETE on any ring family, nor on ring state and slot rows; positive
+# control: the families and the ledgers took inserts (stats flushed by the worker and
+# by this session)
+$node->safe_psql('postgres', 'SELECT pg_stat_force_next_flush()');
+$node->poll_query_until('postgres',
+	"SELECT sum(n_tup_ins) > $enqueued FROM pg_stat_user_tables WHERE schemaname = 'awa' AND relname ~ '^ready_entries_[0-9]+\$'"
+) or die 'statistics did not arrive';
+my $ring_writes = $node->safe_psql('postgres', q{
+SELECT sum(n_tup_upd + n_tup_del), sum(n_tup_ins) > 0
+  FROM pg_stat_user_tables
+ WHERE schemaname = 'awa'
+   AND relname ~ '^(ready_entries|done_entries|lease_claims|lease_claim_closures|leases)_[0-9]+$'});
+is($ring_writes, '0|t', 'ring families: inserts only, no UPDATE or DELETE');
+my $control = $node->safe_psql('postgres', q{
+SELECT sum(n_tup_upd + n_tup_del + n_dead_tup)
+  FROM pg_stat_user_tables
+ WHERE schemaname = 'awa' AND relname ~ '_ring_(state|slots)$'});
+is($control, '0', 'ring state and slot rows: no update, delete or dead tuple');
+cmp_ok($node->safe_psql('postgres',
+		"SELECT sum(n_tup_ins) FROM pg_stat_user_tables WHERE schemaname = 'awa' AND relname ~ '_ring_rotations\$'"),
+	'>', 100, 'the ledgers took the rotations');
+
+$node->stop;
+done_testing();
