@@ -7,14 +7,28 @@ CREATE TABLE IF NOT EXISTS bench.claimed (job_id bigint NOT NULL, run_lease int 
 CREATE TABLE IF NOT EXISTS bench.completed (job_id bigint NOT NULL, run_lease int NOT NULL);
 SELECT awa.register_queue('bench');
 
+-- Logging the ids costs an insert per step; it is on only where a run is checked
+-- (SET bench.log = on, as the load test does), off for throughput runs.
+CREATE OR REPLACE FUNCTION bench.logging() RETURNS boolean LANGUAGE sql STABLE AS $$
+    SELECT coalesce(current_setting('bench.log', true), 'off') = 'on' $$;
+
 -- enqueue n jobs (n = 1: awa.enqueue; n > 1: one awa.enqueue_batch round trip)
 CREATE OR REPLACE FUNCTION bench.produce(n int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    id bigint;
 BEGIN
     IF n = 1 THEN
-        INSERT INTO bench.enqueued VALUES (awa.enqueue('bench', 'noop', '{"p": 1}'));
-    ELSE
+        id := awa.enqueue('bench', 'noop', '{"p": 1}');
+        IF bench.logging() THEN
+            INSERT INTO bench.enqueued VALUES (id);
+        END IF;
+    ELSIF bench.logging() THEN
         INSERT INTO bench.enqueued
         SELECT * FROM awa.enqueue_batch('bench',
+            (SELECT jsonb_agg(jsonb_build_object('kind', 'noop', 'args', jsonb_build_object('p', i)))
+               FROM generate_series(1, n) i));
+    ELSE
+        PERFORM awa.enqueue_batch('bench',
             (SELECT jsonb_agg(jsonb_build_object('kind', 'noop', 'args', jsonb_build_object('p', i)))
                FROM generate_series(1, n) i));
     END IF;
@@ -26,19 +40,57 @@ DECLARE
     ids bigint[];
     leases int[];
 BEGIN
-    WITH c AS (SELECT job_id, run_lease FROM awa.claim('bench', n)),
-         logged AS (INSERT INTO bench.claimed SELECT * FROM c)
-    SELECT array_agg(job_id), array_agg(run_lease) INTO ids, leases FROM c;
+    IF bench.logging() THEN
+        WITH c AS (SELECT job_id, run_lease FROM awa.claim('bench', n)),
+             logged AS (INSERT INTO bench.claimed SELECT * FROM c)
+        SELECT array_agg(job_id), array_agg(run_lease) INTO ids, leases FROM c;
+    ELSE
+        SELECT array_agg(job_id), array_agg(run_lease) INTO ids, leases FROM awa.claim('bench', n);
+    END IF;
     COMMIT;
     IF ids IS NULL THEN
         RETURN;
     END IF;
     IF n = 1 THEN
-        IF awa.complete(ids[1], leases[1]) THEN
+        IF awa.complete(ids[1], leases[1]) AND bench.logging() THEN
             INSERT INTO bench.completed VALUES (ids[1], leases[1]);
         END IF;
-    ELSE
+    ELSIF bench.logging() THEN
         INSERT INTO bench.completed SELECT * FROM awa.complete_batch(ids, leases);
+    ELSE
+        PERFORM count(*) FROM awa.complete_batch(ids, leases);
+    END IF;
+    COMMIT;
+END $$;
+
+-- The SKIP LOCKED baseline, with the same contract shape (a durable claim with a
+-- lease, then an ack): the usual jobs table that UPDATEs and DELETEs rows.
+CREATE TABLE IF NOT EXISTS bench.skip_jobs (
+    id bigserial PRIMARY KEY, queue text NOT NULL, priority int NOT NULL DEFAULT 0,
+    state text NOT NULL DEFAULT 'available', attempts int NOT NULL DEFAULT 0,
+    run_at timestamptz NOT NULL DEFAULT now(), lease_until timestamptz, args jsonb NOT NULL);
+CREATE INDEX IF NOT EXISTS skip_jobs_available ON bench.skip_jobs (queue, priority, id)
+    WHERE state = 'available';
+
+CREATE OR REPLACE FUNCTION bench.skip_produce(n int) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO bench.skip_jobs (queue, args)
+    SELECT 'bench', jsonb_build_object('p', i) FROM generate_series(1, n) i $$;
+
+CREATE OR REPLACE PROCEDURE bench.skip_consume(n int) LANGUAGE plpgsql AS $$
+DECLARE
+    ids bigint[];
+BEGIN
+    WITH c AS (
+        UPDATE bench.skip_jobs SET state = 'running', attempts = attempts + 1,
+               lease_until = now() + interval '5 minutes'
+         WHERE id IN (SELECT id FROM bench.skip_jobs
+                       WHERE queue = 'bench' AND state = 'available' AND run_at <= now()
+                       ORDER BY priority, id LIMIT n FOR UPDATE SKIP LOCKED)
+        RETURNING id)
+    SELECT array_agg(id) INTO ids FROM c;
+    COMMIT;
+    IF ids IS NOT NULL THEN
+        DELETE FROM bench.skip_jobs WHERE id = ANY (ids);
     END IF;
     COMMIT;
 END $$;

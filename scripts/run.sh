@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: build and install awa_bgw, then initdb and start a PostgreSQL 15 with
-# awa_bgw preloaded on 127.0.0.1:${AWA_BGW_PORT:-5499}, create the extension, put a
-# little work on the queue ring and show the worker turning it. Works as root (the
+# awa_bgw preloaded on 127.0.0.1:${AWA_BGW_PORT:-5499}, create the extension, run a few
+# jobs through the queue and show the worker turning and reclaiming the rings. Works as root (the
 # server runs as the unprivileged user postgres) or as a user who can `make install`.
 # Stop it with `make stop`.
 set -euo pipefail
@@ -64,27 +64,29 @@ for _ in $(seq 1 60); do
     sleep 0.5
 done
 
-# Until the enqueue/claim API lands, put finished work on the queue ring by hand: a
-# job and its terminal outcome in the current slot. The worker rotates the ring past
-# it and prunes the sealed slot with one TRUNCATE, counting it as terminal history.
-"${psql[@]}" -q <<'SQL'
-INSERT INTO awa.ready_entries (ready_slot, ready_generation, job_id, queue, priority, kind,
-                               args, attempt, max_attempts, run_at)
-SELECT slot, generation, 1, 'demo', 0, 'hello', '{"to": "world"}', 1, 25, now()
-  FROM awa.ring_cursor('queue');
-INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease, queue,
-                              priority, state)
-SELECT slot, generation, 1, 1, 'demo', 0, 'completed' FROM awa.ring_cursor('queue');
+# A working queue: enqueue three jobs, claim them, complete two and fail the third
+# for good; then the worker turns the rings and reclaims the slot with TRUNCATE.
+"${psql[@]}" <<'SQL'
+SELECT awa.enqueue('demo', 'hello', '{"to": "world"}') AS enqueued;
+SELECT awa.enqueue('demo', 'hello', '{"to": "you"}', 0::smallint) AS enqueued;
+SELECT awa.enqueue('demo', 'flaky', max_attempts => 1) AS enqueued;
+CREATE TEMP TABLE claimed AS SELECT * FROM awa.claim('demo', 3);
+SELECT job_id, run_lease, kind, args FROM claimed;
+SELECT job_id, kind,
+       CASE WHEN kind = 'flaky' THEN awa.fail(job_id, run_lease, 'out of luck')
+            ELSE awa.complete(job_id, run_lease) END AS accepted
+  FROM claimed ORDER BY job_id;
+SELECT * FROM awa.queue_counts('demo');
 SQL
 for _ in $(seq 1 60); do
-    n=$("${psql[@]}" -At -c "SELECT count(*) FROM awa.queue_terminal_rollup_deltas WHERE queue = 'demo'")
-    [ "$n" -gt 0 ] && break
+    n=$("${psql[@]}" -At -c "SELECT count(*) FROM awa.ready_entries WHERE queue = 'demo'")
+    [ "$n" -eq 0 ] && break
     sleep 0.5
 done
+echo "ready entries of queue demo left after the worker's prune: $n"
 
 "${psql[@]}" -c "SELECT ring, authority, current_slot, generation, ledger_rows, last_rotated_at FROM awa.ring_status" \
-             -c "SELECT database, pid, state, leader_since, rotations->'queue' AS queue_rotations, prunes->'queue' AS queue_prunes, errors FROM awa.maintenance_status" \
-             -c "SELECT queue, priority, pruned_completed_delta FROM awa.queue_terminal_rollup_deltas"
+             -c "SELECT database, pid, state, leader_since, rotations->'queue' AS queue_rotations, prunes->'queue' AS queue_prunes, errors FROM awa.maintenance_status"
 cat <<MSG
 awa_bgw is running: psql -h $base -p $port -U postgres postgres
 (server log: $base/server.log; stop it with: make stop)

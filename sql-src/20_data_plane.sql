@@ -1,7 +1,8 @@
 -- Data plane: the ring families, LIST-partitioned by the ring's slot column, one child
 -- per slot named <family>_<slot>. All of them are append-only: no UPDATE or DELETE
 -- ever touches a ring family; space comes back by TRUNCATE of a whole slot.
--- (The enqueue/claim/complete API that writes them is defined in later pieces.)
+-- Every child is registered with pg_extension_config_dump, so pg_dump keeps the jobs
+-- (a restore recreates the empty children with CREATE EXTENSION, then loads them).
 
 -- queue ring (ready_slot): claimable entries (one per attempt) and terminal outcomes.
 CREATE TABLE awa.ready_entries (
@@ -114,8 +115,9 @@ BEGIN
     FOR r IN SELECT * FROM (VALUES ('queue', 16), ('lease', 8), ('claim', 8)) v(ring, n) LOOP
         FOR s IN 0 .. r.n - 1 LOOP
             EXECUTE (SELECT string_agg(format(
-                'CREATE TABLE awa.%I PARTITION OF awa.%I FOR VALUES IN (%s)',
-                f || '_' || s, f, s), '; ')
+                'CREATE TABLE awa.%I PARTITION OF awa.%I FOR VALUES IN (%s); '
+                'SELECT pg_catalog.pg_extension_config_dump(%L, %L)',
+                f || '_' || s, f, s, format('awa.%I', f || '_' || s), ''), '; ')
                 FROM unnest(awa.ring_families(r.ring)) f);
         END LOOP;
     END LOOP;

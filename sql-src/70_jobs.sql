@@ -155,31 +155,46 @@ BEGIN
 END
 $$;
 
--- Takes the enqueue lock of one shard of (queue, priority), preferring a free one, and
--- returns its lane; held to commit, so lane_seq order is commit order in the lane.
+-- Takes the enqueue lock of one shard of (queue, priority) and returns its lane; held
+-- to commit, so lane_seq order is commit order in the lane. A transaction keeps using
+-- the lane it already holds (remembered in a transaction-local setting), so it never
+-- holds two shards of one pair (no lock cycle between two such transactions). Others
+-- start from their backend's own shard (so one session's jobs stay in one lane, in
+-- order) and take the first free one; concurrent producers spread over the shards, so
+-- several claimers can drain them at once. Only when every shard is busy does it wait,
+-- for its own.
 CREATE FUNCTION awa.lock_enqueue_lane(p_queue text, p_priority smallint) RETURNS int
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    v_memo text := 'awa.enqueue_lane_' || abs(hashtextextended(p_queue || ':' || p_priority, 0));
+    v_held text := current_setting(v_memo, true);
     v_lanes int[];
     v_n int;
     v_start int;
+    v_lane int;
     i int;
 BEGIN
+    IF coalesce(v_held, '') <> '' THEN
+        RETURN v_held::int;
+    END IF;
     PERFORM awa.ensure_lanes(p_queue, p_priority);
     SELECT array_agg(lane_id ORDER BY shard) INTO v_lanes
       FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority;
     v_n := cardinality(v_lanes);
     v_start := pg_backend_pid() % v_n;
     FOR i IN 0 .. v_n - 1 LOOP
-        IF pg_try_advisory_xact_lock(hashtextextended(
-                'awa.enqueue:' || v_lanes[(v_start + i) % v_n + 1], 0)) THEN
-            RETURN v_lanes[(v_start + i) % v_n + 1];
+        v_lane := v_lanes[(v_start + i) % v_n + 1];
+        IF pg_try_advisory_xact_lock(hashtextextended('awa.enqueue:' || v_lane, 0)) THEN
+            PERFORM set_config(v_memo, v_lane::text, true);
+            RETURN v_lane;
         END IF;
     END LOOP;
-    PERFORM pg_advisory_xact_lock(hashtextextended('awa.enqueue:' || v_lanes[v_start + 1], 0));
-    RETURN v_lanes[v_start + 1];
+    v_lane := v_lanes[v_start + 1];
+    PERFORM pg_advisory_xact_lock(hashtextextended('awa.enqueue:' || v_lane, 0));
+    PERFORM set_config(v_memo, v_lane::text, true);
+    RETURN v_lane;
 END
 $$;
 
@@ -274,8 +289,8 @@ DECLARE
 BEGIN
     PERFORM awa.require_read_committed();
     PERFORM awa.check_name('queue', enqueue_batch.queue);
-    IF jobs IS NULL OR jsonb_typeof(jobs) <> 'array' OR jsonb_array_length(jobs) > 100000 THEN
-        RAISE EXCEPTION 'jobs must be a JSON array of at most 100000 job objects'
+    IF jobs IS NULL OR jsonb_typeof(jobs) <> 'array' OR jsonb_array_length(jobs) > 10000 THEN
+        RAISE EXCEPTION 'jobs must be a JSON array of at most 10000 job objects'
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'For example ''[{"kind": "mail", "args": {"to": 1}}, {"kind": "mail"}]''.';
     END IF;

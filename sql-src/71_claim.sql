@@ -118,10 +118,10 @@ DECLARE
 BEGIN
     PERFORM awa.require_read_committed();
     PERFORM awa.check_name('queue', claim.queue);
-    IF claim.max_batch IS NULL OR claim.max_batch NOT BETWEEN 1 AND 10000 THEN
+    IF claim.max_batch IS NULL OR claim.max_batch NOT BETWEEN 1 AND 1000 THEN
         RAISE EXCEPTION 'max_batch % is out of range', coalesce(claim.max_batch::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Claim between 1 and 10000 jobs at a time.';
+                  HINT = 'Claim between 1 and 1000 jobs at a time.';
     END IF;
     IF claim.deadline <= interval '0' THEN
         RAISE EXCEPTION 'deadline must be positive or NULL, not %', claim.deadline

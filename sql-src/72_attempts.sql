@@ -97,10 +97,11 @@ DECLARE
 BEGIN
     PERFORM awa.require_read_committed();
     IF cardinality(job_ids) IS DISTINCT FROM cardinality(run_leases)
-       OR cardinality(job_ids) > 100000 THEN
-        RAISE EXCEPTION 'job_ids and run_leases must be arrays of the same length (at most 100000)'
+       OR cardinality(job_ids) > 1000 THEN
+        RAISE EXCEPTION 'job_ids and run_leases must be arrays of the same length (at most 1000)'
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Pass the job_id and run_lease of each claimed attempt, pairwise.';
+                  HINT = 'Pass the job_id and run_lease of each claimed attempt, pairwise; '
+                         'each attempt takes a lock until commit, so batches stay small.';
     END IF;
     FOR a IN SELECT DISTINCT j, l, awa.attempt_lock_key(j, l) AS k
                FROM unnest(job_ids, run_leases) AS u(j, l)

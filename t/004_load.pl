@@ -30,6 +30,7 @@ max_connections = 50
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION awa_bgw');
 $node->safe_psql('postgres', slurp_file('bench/schema.sql'));
+$node->safe_psql('postgres', q{ALTER DATABASE postgres SET bench.log = 'on'});
 $node->poll_query_until('postgres',
 	"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'")
   or die 'the worker did not become leader';

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Throughput of awa_bgw beside a SKIP LOCKED baseline, in one run on one server.
+#
+#   bash bench/run.sh [seconds-per-cell] [clients]      (default 30 s, 4 clients)
+#
+# Starts a throwaway PostgreSQL 15 (awa_bgw preloaded, synchronous_commit = on, the
+# worker at its default 1 s cadences) on 127.0.0.1:${BENCH_PORT:-5498} in a temp dir,
+# as user postgres when run as root. Cells, each on an empty queue:
+#   enqueue        pgbench producers only                    jobs/s = tps x batch
+#   claim+complete pgbench consumers draining a backlog      jobs/s = completions / s
+#   end-to-end     producers and consumers at once            jobs/s = completions / s
+# each unbatched (1 job per call) and batched (32 per call), for awa_bgw and for the
+# baseline. Prints a markdown table. Needs pgbench (postgresql-15) and make install.
+set -euo pipefail
+
+secs=${1:-30}
+clients=${2:-4}
+port=${BENCH_PORT:-5498}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bin=${PGBIN:-/usr/lib/postgresql/15/bin}
+if [ "$(id -u)" -eq 0 ]; then run_as=(runuser -u postgres --); else run_as=(); fi
+
+work=$(mktemp -d /tmp/awa_bench.XXXXXX)
+cp "$here"/*.sql "$work"/
+[ "$(id -u)" -eq 0 ] && chown -R postgres "$work"
+"${run_as[@]}" "$bin/initdb" -D "$work/data" -A trust -U postgres >/dev/null
+cat >> "$work/data/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$work'
+shared_preload_libraries = 'awa_bgw'
+awa_bgw.databases = 'postgres'
+shared_buffers = '256MB'
+max_connections = 50
+synchronous_commit = on
+CONF
+"${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w start >/dev/null
+trap '"${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -m fast stop >/dev/null; rm -rf "$work"' EXIT
+
+psql=("${run_as[@]}" "$bin/psql" -X -q -At -h "$work" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1)
+"${psql[@]}" -c 'CREATE EXTENSION awa_bgw'
+"${psql[@]}" -f "$work/schema.sql" >/dev/null
+
+pgb() {   # pgbench for $secs seconds with the given script files; prints tps
+    "${run_as[@]}" "$bin/pgbench" -n -c "$clients" -j 2 -T "$secs" -h "$work" -p "$port" \
+        -U postgres "$@" postgres 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+}
+reset_queues() {
+    "${psql[@]}" -c "CALL bench.skip_consume(1000000)" \
+                 -c "TRUNCATE bench.skip_jobs" >/dev/null
+    # drain awa's queue through the API (its storage is reclaimed by the worker)
+    while [ "$("${psql[@]}" -c "SELECT available + running FROM awa.queue_counts('bench')")" != 0 ]; do
+        "${psql[@]}" -c 'CALL bench.consume(1000)'
+    done
+}
+awa_done()  { "${psql[@]}" -c "SELECT completed FROM awa.queue_counts('bench')"; }
+skip_done() { "${psql[@]}" -c "SELECT pg_stat_force_next_flush()" >/dev/null
+              "${psql[@]}" -c "SELECT n_tup_del FROM pg_stat_user_tables WHERE relid = 'bench.skip_jobs'::regclass"; }
+rate() { awk -v a="$1" -v b="$2" -v s="$secs" 'BEGIN { printf "%.0f", (b - a) / s }'; }
+mul()  { awk -v t="$1" -v m="$2" 'BEGIN { printf "%.0f", t * m }'; }
+
+echo "| cell | batch | awa_bgw jobs/s | SKIP LOCKED jobs/s |"
+echo "|---|---|---|---|"
+for batch in 1 32; do
+    sfx=$([ "$batch" = 32 ] && echo _batch || echo)
+
+    reset_queues
+    a=$(mul "$(pgb -f "$work/producer$sfx.sql")" "$batch")
+    b=$(mul "$(pgb -f "$work/skip_producer$sfx.sql")" "$batch")
+    echo "| enqueue | $batch | $a | $b |"
+
+    # claim+complete drains a backlog, made by $clients concurrent producers (so it is
+    # spread over the lanes, as concurrent application sessions spread it)
+    reset_queues
+    "${run_as[@]}" "$bin/pgbench" -n -c "$clients" -j 2 -t 500 -h "$work" -p "$port" -U postgres \
+        -f "$work/producer_batch.sql" -f "$work/skip_producer_batch.sql" postgres >/dev/null 2>&1
+    s0=$(awa_done); pgb -f "$work/consumer$sfx.sql" >/dev/null; s1=$(awa_done)
+    t0=$(skip_done); pgb -f "$work/skip_consumer$sfx.sql" >/dev/null; t1=$(skip_done)
+    echo "| claim+complete | $batch | $(rate "$s0" "$s1") | $(rate "$t0" "$t1") |"
+
+    reset_queues
+    s0=$(awa_done); pgb -f "$work/producer$sfx.sql@1" -f "$work/consumer$sfx.sql@1" >/dev/null; s1=$(awa_done)
+    t0=$(skip_done); pgb -f "$work/skip_producer$sfx.sql@1" -f "$work/skip_consumer$sfx.sql@1" >/dev/null; t1=$(skip_done)
+    echo "| end-to-end | $batch | $(rate "$s0" "$s1") | $(rate "$t0" "$t1") |"
+done
+echo
+echo "($secs s per cell, $clients clients, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"

@@ -1,0 +1,1 @@
+CALL bench.skip_consume(1);

@@ -1,0 +1,1 @@
+SELECT bench.skip_produce(1);
