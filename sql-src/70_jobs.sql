@@ -123,22 +123,46 @@ END
 $$;
 
 -- Registers the shards of (queue, priority) once; SECURITY DEFINER so that an
--- application role needs no INSERT on the registry.
+-- application role needs no INSERT on the registry. Each lane also gets a head
+-- sequence, awa.lane_<id>_head, which every enqueue sets (under the lane lock) to the
+-- queue-ring generation of the lane's newest entry: a claimer reads it without
+-- touching any partition, and skips a lane whose newest entry is in a slot that has
+-- already been pruned (so nothing in it can be unclaimed). The sequences are created
+-- at run time, so they are not extension members: pg_dump keeps them with their values,
+-- and DROP EXTENSION leaves them in schema awa (a later install reuses them).
 CREATE FUNCTION awa.ensure_lanes(p_queue text, p_priority smallint) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET client_min_messages = warning
 AS $$
+DECLARE
+    v_id int;
+    s int;
 BEGIN
     IF EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority) THEN
         RETURN;
     END IF;
     PERFORM pg_advisory_xact_lock(hashtextextended('awa.lane_registry', 0));
-    INSERT INTO awa.queue_lanes (lane_id, queue, priority, shard)
-    SELECT nextval('awa.queue_lane_id_seq'), p_queue, p_priority, s
-      FROM generate_series(0, awa.lane_shards() - 1) s
-    ON CONFLICT (queue, priority, shard) DO NOTHING;
+    IF EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority) THEN
+        RETURN;
+    END IF;
+    FOR s IN 0 .. awa.lane_shards() - 1 LOOP
+        v_id := nextval('awa.queue_lane_id_seq');
+        EXECUTE format('CREATE SEQUENCE IF NOT EXISTS awa.%I AS bigint MINVALUE 0 START 0',
+                       'lane_' || v_id || '_head');
+        -- one left behind by an earlier install starts over as "never enqueued"
+        PERFORM setval(awa.lane_head_seq(v_id), 0, false);
+        INSERT INTO awa.queue_lanes (lane_id, queue, priority, shard)
+        VALUES (v_id, p_queue, p_priority, s);
+    END LOOP;
 END
 $$;
+
+-- The lane's head sequence.
+CREATE FUNCTION awa.lane_head_seq(p_lane_id int) RETURNS regclass
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT format('awa.%I', 'lane_' || p_lane_id || '_head')::regclass $$;
 
 -- Registers the lanes of (queue, priority) ahead of the first enqueue. Optional: the
 -- first enqueue registers them itself, but until that transaction commits, other
@@ -231,6 +255,7 @@ BEGIN
     SELECT v_cur.slot, v_cur.generation, v_lane, nextval('awa.lane_seq'), j.job_id,
            p_queue, p_priority, j.kind, j.args, j.attempt, j.max_attempts, j.created_at
       FROM (SELECT * FROM unnest(p_jobs) ORDER BY job_id) j;
+    PERFORM setval(awa.lane_head_seq(v_lane), v_cur.generation);
 END
 $$;
 

@@ -28,9 +28,11 @@ END
 $$;
 
 -- Unclaimed, uncancelled entries of a lane above p_after, in lane order, from the
--- ready slots of generation p_from_gen (or the oldest live one) up to the cursor.
--- Unclaimed entries are always within the last slot_count generations: prune never
--- truncates a slot holding one, so the ring cannot turn past it.
+-- ready slots of generation p_from_gen (or the oldest live one) up to the lane's head
+-- generation (its newest entry's; see ensure_lanes), each slot read by name. Nothing is
+-- read when the head is older than every live slot. Unclaimed entries are always within
+-- the last slot_count generations: prune never truncates a slot holding one, so the
+-- ring cannot turn past it.
 CREATE FUNCTION awa.lane_candidates(p_lane_id int, p_after bigint, p_from_gen bigint,
                                     p_limit int)
 RETURNS SETOF awa.ready_entries
@@ -40,13 +42,17 @@ AS $$
 DECLARE
     v_cur record;
     v_n int := awa.ring_slot_count('queue');
+    v_head bigint := pg_sequence_last_value(awa.lane_head_seq(p_lane_id));
     v_got bigint := 0;
     v_rows bigint;
     g bigint;
 BEGIN
+    IF v_head IS NULL THEN
+        RETURN;                 -- nothing was ever enqueued in this lane
+    END IF;
     SELECT * INTO v_cur FROM awa.ring_cursor('queue');
     FOR g IN greatest(coalesce(p_from_gen, 0), v_cur.generation - v_n + 1, 0)
-             .. v_cur.generation LOOP
+             .. least(v_head, v_cur.generation) LOOP
         EXIT WHEN v_got >= p_limit;
         RETURN QUERY EXECUTE format(
             'SELECT r.* FROM awa.%I r WHERE r.lane_id = $1 AND r.lane_seq > $2 '
@@ -59,6 +65,17 @@ BEGIN
         v_got := v_got + v_rows;
     END LOOP;
 END
+$$;
+
+-- Whether a lane may hold unclaimed entries at all: its head generation is still in
+-- the ring. Reads a sequence, no partition.
+CREATE FUNCTION awa.lane_may_have_work(p_lane_id int) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce(pg_sequence_last_value(awa.lane_head_seq(p_lane_id))
+                    > (SELECT c.generation FROM awa.ring_cursor('queue') c)
+                      - awa.ring_slot_count('queue'), false)
 $$;
 
 CREATE TYPE awa.claimed_job AS (
@@ -135,6 +152,7 @@ BEGIN
                                - pg_backend_pid() % awa.lane_shards()) % awa.lane_shards()
     LOOP
         EXIT WHEN v_left <= 0;
+        CONTINUE WHEN NOT awa.lane_may_have_work(v_lane);
         CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended('awa.claim:' || v_lane, 0));
         RETURN QUERY SELECT * FROM awa.claim_lane(v_lane, v_left, claim.deadline);
         GET DIAGNOSTICS v_rows = ROW_COUNT;

@@ -6,7 +6,9 @@
  *
  * It takes ACCESS SHARE only if that is granted at once (a child held
  * ACCESS EXCLUSIVE by a prune reads as NULL, "locked"), checks SELECT
- * privilege, and looks for one tuple visible to the active snapshot.
+ * privilege, and looks for one tuple with a dirty snapshot: a row inserted by
+ * a transaction still in progress counts, so rotation never moves into a slot
+ * that an open enqueue is writing, and prune never calls such a slot empty.
  * It writes nothing and assigns no transaction id.
  *
  * src/relprobe.c
@@ -34,6 +36,7 @@ awa_try_relation_empty(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	Relation	rel;
+	SnapshotData dirty;
 	TableScanDesc scan;
 	TupleTableSlot *slot;
 	bool		found;
@@ -61,7 +64,8 @@ awa_try_relation_empty(PG_FUNCTION_ARGS)
 				 errhint("awa.try_relation_empty() probes one ring child partition, "
 						 "not a partitioned parent.")));
 
-	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	InitDirtySnapshot(dirty);
+	scan = table_beginscan(rel, &dirty, 0, NULL);
 	slot = table_slot_create(rel, NULL);
 	found = table_scan_getnextslot(scan, ForwardScanDirection, slot);
 	ExecDropSingleTupleTableSlot(slot);

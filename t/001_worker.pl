@@ -3,7 +3,10 @@
 # ring control tables free of updates and dead tuples, DESIGN 3.4), follows
 # SIGHUP, pauses with awa_bgw.enabled = off, survives a failing step, and is
 # restarted by the launcher after pg_terminate_backend; after DROP EXTENSION
-# it waits for the extension again.
+# it waits for the extension again. Ring traffic is made through the job API
+# (enqueue, claim, heartbeat, complete, cancel): the queue ring stalls only
+# behind an unclaimed job, and an open attempt's receipt and newest heartbeat
+# are carried forward instead of stalling the claim and lease rings.
 
 use strict;
 use warnings;
@@ -28,6 +31,7 @@ awa_bgw.lease_rotate_interval = '200ms'
 awa_bgw.claim_rotate_interval = '200ms'
 awa_bgw.leader_retry_interval = '200ms'
 awa_bgw.runtime_heartbeat_interval = '200ms'
+awa_bgw.job_heartbeat_timeout = '1h'
 });
 $node->start;
 
@@ -118,23 +122,75 @@ sub reload_with
 	return;
 }
 
-my $next_job = 1;
+# One job through the API, in one transaction: enqueue into $queue, claim it
+# (deadline 1 hour), heartbeat it if asked, complete it. An idle ring is not
+# rotated, and the rows written here are invisible to the worker until the
+# commit, so in a ring that was idle they all land in its current slot: the
+# ready entry and the done entry in the queue ring's, the receipt and its
+# closure in the claim ring's, the heartbeat in the lease ring's. Returns the
+# ready entry's slot and the job id; dies unless claim, heartbeat and complete
+# did their job.
+sub closed_job
+{
+	my ($queue, $heartbeat) = @_;
+	my $beat = $heartbeat ? 'awa.heartbeat(:job, 1)' : 'true';
+	my $out = sql(
+		qq{BEGIN;
+SELECT awa.enqueue('$queue', 'k') AS job \\gset
+SELECT coalesce(string_agg(job_id || ':' || run_lease, ','), 'none') AS claimed
+  FROM awa.claim('$queue', 10, '1 hour') \\gset
+SELECT $beat AS beat \\gset
+SELECT (SELECT string_agg(ready_slot::text, ',') FROM awa.ready_entries WHERE job_id = :job)
+       || '|' || :job || '|' || :'claimed' || '|' || :'beat' || '|' || awa.complete(:job, 1);
+COMMIT;});
+	my ($slot, $job, $claimed, $beat_ok, $done) = split /\|/, $out;
+	die "closed_job($queue): claim/heartbeat/complete went wrong: $out"
+	  unless defined $done
+	  && $claimed eq "$job:1"
+	  && $beat_ok eq 't'
+	  && $done eq 'true';
+	return ($slot, $job);
+}
 
-# A closed job (ready row plus its terminal done row) in the queue ring's
-# current slot; returns the slot.
+# A closed job in the queue ring's current slot; returns the slot.
 sub queue_closed_job
 {
 	my ($queue) = @_;
-	my $id = $next_job++;
+	my ($slot) = closed_job($queue, 0);
+	return $slot;
+}
+
+# awa.queue_counts(queue) as "available|scheduled|running|completed|failed".
+# The children of the ring families are locked before the statement takes its
+# snapshot: queue_counts reads them by name under the calling statement's
+# snapshot, so a prune committing in between (TRUNCATE is not MVCC-safe, and
+# a carried receipt is inserted by that prune) could make it miss a row.
+sub counts
+{
+	my ($queue) = @_;
 	return sql(
-		qq{WITH c AS MATERIALIZED (SELECT slot, generation FROM awa.ring_cursor('queue')),
-		   r AS (INSERT INTO awa.ready_entries (ready_slot, ready_generation, job_id, queue,
-		                                        priority, kind, args, attempt, max_attempts, run_at)
-		         SELECT slot, generation, $id, '$queue', 0, 'k', '{}', 1, 25, now() FROM c)
-		   INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease, queue,
-		                                 priority, state)
-		   SELECT slot, generation, $id, 1, '$queue', 0, 'completed' FROM c
-		   RETURNING ready_slot});
+		qq{BEGIN;
+		   LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
+		              awa.lease_claim_closures IN ACCESS SHARE MODE;
+		   SELECT available || '|' || scheduled || '|' || running || '|' || completed
+		          || '|' || failed FROM awa.queue_counts('$queue');
+		   COMMIT;});
+}
+
+# Wait until the worker itself has found each ring idle twice more. Only the
+# worker removes ring rows, so its idle check cannot race a prune (a check
+# from this session could, while a prune carries a row from one slot into
+# another); and with no traffic an idle ring stays idle.
+sub wait_worker_idle
+{
+	my ($what, @rings) = @_;
+	my $cond = join ' AND ', map {
+		my $n = counter('rotations', $_, 'skipped_idle');
+		"(rotations->'$_'->>'skipped_idle')::bigint >= $n + 2"
+	} @rings;
+	wait_until($what,
+		"SELECT $cond FROM awa.maintenance_status WHERE database = 'postgres'");
+	return;
 }
 
 # Give the ring closed traffic in its current slot and wait until the worker
@@ -247,7 +303,9 @@ is(counter('rotations', 'queue', 'rotated'), '0', 'no rotation counted');
 
 #---------------------------------------------------------------------------
 # 5. Traffic: the ring rotates and the closed sealed slot is truncated, its
-#    terminal counts appended to queue_terminal_rollup_deltas.
+#    terminal counts appended to queue_terminal_rollup_deltas. (The job is
+#    enqueued, claimed and completed in one transaction: its ready entry is
+#    claimed, so the slot may be truncated.)
 
 my $ready0 = filenode('ready_entries_0');
 my $done0 = filenode('done_entries_0');
@@ -269,9 +327,14 @@ is( sql(
 	'prune appended the slot\'s terminal counts as a rollup delta');
 ok(counter('rotations', 'queue', 'rotated') >= 1, 'status counts the rotation');
 ok(counter('prunes', 'queue', 'pruned') >= 1, 'status counts the prune');
+is(counts('q_first'), '0|0|0|1|0',
+	'queue_counts still counts the pruned completion (from the delta)');
 
 #---------------------------------------------------------------------------
 # 6. DESIGN 3.4: many rotations on all three rings write only ledger rows.
+#    Along the way (docs/storage.md §6): the heartbeats of closed attempts
+#    are pruned; a running attempt's receipt and newest heartbeat are carried
+#    forward, so neither the claim ring nor the lease ring stalls behind it.
 
 my @rings = qw(queue lease claim);
 my @cold = map { ("${_}_ring_state", "${_}_ring_slots") } @rings;
@@ -297,59 +360,114 @@ for my $ring (@rings)
 	(undef, $gen_before{$ring}) = cursor($ring);
 }
 
-# claim ring: an open claim (job 900) and a closed one (job 901) in slot C;
-# the ring rotates round to the slot before C and stalls there.
-my ($claim_slot, $claim_gen) = cursor('claim');
-my $claims_fn = filenode("lease_claims_$claim_slot");
-sql(
-	qq{BEGIN;
-	   INSERT INTO awa.lease_claims (claim_slot, claim_generation, job_id, run_lease,
-	                                 ready_slot, ready_generation)
-	   VALUES ($claim_slot, $claim_gen, 900, 1, 0, 0), ($claim_slot, $claim_gen, 901, 1, 0, 0);
-	   INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id, run_lease,
-	                                         outcome)
-	   VALUES ($claim_slot, $claim_gen, 901, 1, 'completed');
-	   COMMIT;});
-my $claim_stall = ($claim_slot + 7) % 8;
-wait_until(
-	'claim ring stalls before the slot with an open claim',
-	qq{SELECT c.slot = $claim_stall AND (m.rotations->'claim'->>'skipped_busy')::bigint > 0
-	          AND (m.prunes->'claim'->>'skipped_active')::bigint > 0
-	     FROM awa.ring_cursor('claim') c, awa.maintenance_status m
-	    WHERE m.database = 'postgres'});
-is( status(
-		q{(rotations->'claim'->>'last_blocker') || '/' || (prunes->'claim'->>'last_reason')}),
-	'lease_claims/claim.open',
-	'claim ring: rotation blocked by lease_claims, prune by the open claim');
-is(filenode("lease_claims_$claim_slot"),
-	$claims_fn, 'the open claim\'s slot was not truncated');
-
-# lease ring: heartbeats of attempt (901, 1), closed by the closure above;
-# twice, the second time from slot 1 so that the ring wraps.
+# lease ring: heartbeats of closed attempts (claimed, heartbeated and
+# completed in one transaction) are pruned, not carried; twice, the second
+# time from slot 1 so that the ring wraps.
 for (1 .. 2)
 {
-	ring_round(
-		'lease',
-		sub {
-			sql(q{INSERT INTO awa.leases (lease_slot, lease_generation, job_id, run_lease)
-			      SELECT slot, generation, 901, 1 FROM awa.ring_cursor('lease')});
-		});
+	ring_round('lease', sub { closed_job('q_lease', 1) });
 }
 
-# queue ring: two rounds, each a full wrap
-queue_round('q_many');
-queue_round('q_many');
+# claim and lease rings: jobs A and B are claimed together (receipts in claim
+# slot C) and heartbeat together (lease slot L); B completes, A keeps running.
+wait_worker_idle('the worker finds every ring idle', @rings);
+my ($job_a, $job_b) = split /\n/,
+  sql(
+	q{BEGIN;
+	  SELECT awa.enqueue('q_carry', 'k');
+	  SELECT awa.enqueue('q_carry', 'k');
+	  COMMIT;});
+# in the claiming transaction the receipts' slot cannot be truncated (a prune
+# would need an exclusive lock on it), so its relfilenode read here is the
+# one the receipts were written into
+my ($claimed, $claim_at, $claims_fn) = split /\n/,
+  sql(
+	qq{BEGIN;
+	   SELECT string_agg(job_id || ':' || run_lease, ',' ORDER BY job_id)
+	     FROM awa.claim('q_carry', 10, '1 hour');
+	   SELECT string_agg(DISTINCT claim_slot || ':' || claim_generation, ',')
+	     FROM awa.lease_claims WHERE job_id IN ($job_a, $job_b);
+	   SELECT pg_relation_filenode(format('awa.lease_claims_%s', claim_slot))
+	     FROM awa.lease_claims WHERE job_id = $job_a;
+	   COMMIT;});
+is($claimed, "$job_a:1,$job_b:1", 'claim takes both jobs, first attempt each');
+like($claim_at, qr/^\d+:\d+$/, 'both receipts are in one claim slot');
+my ($claim_slot, $claim_gen) = split /:/, $claim_at;
+my ($beats, $lease_at, $leases_fn, $beat_a) = split /\n/,
+  sql(
+	qq{BEGIN;
+	   SELECT awa.heartbeat($job_a, 1) AND awa.heartbeat($job_b, 1);
+	   SELECT string_agg(DISTINCT lease_slot || ':' || lease_generation, ',')
+	     FROM awa.leases WHERE job_id IN ($job_a, $job_b);
+	   SELECT pg_relation_filenode(format('awa.leases_%s', lease_slot))
+	     FROM awa.leases WHERE job_id = $job_a;
+	   SELECT heartbeat_at FROM awa.leases WHERE job_id = $job_a;
+	   COMMIT;});
+is($beats, 't', 'both attempts heartbeat');
+like($lease_at, qr/^\d+:\d+$/, 'both heartbeats are in one lease slot');
+my ($lease_slot, $lease_gen) = split /:/, $lease_at;
+is(sql("SELECT awa.complete($job_b, 1)"), 't', 'B completes');
+is(counts('q_carry'), '0|0|1|1|0', 'queue_counts: A running, B completed');
 
-# close claim 900: the claim ring prunes its slot and goes idle (without a
-# further rotation: an idle ring is not rotated)
-sql(
-	qq{INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id,
-	                                        run_lease, outcome)
-	   VALUES ($claim_slot, $claim_gen, 900, 1, 'completed')});
-wait_until('claim ring prunes the closed slot and goes idle',
-	q{SELECT awa.ring_is_idle('claim')});
-isnt(filenode("lease_claims_$claim_slot"),
-	$claims_fn, 'closed claim slot truncated');
+wait_until(
+	"claim slot $claim_slot and lease slot $lease_slot are truncated under the running job",
+	"SELECT pg_relation_filenode('awa.lease_claims_$claim_slot') <> $claims_fn
+	    AND pg_relation_filenode('awa.leases_$lease_slot') <> $leases_fn");
+is( sql(
+		"SELECT count(*) || ':' || bool_and(claim_generation > $claim_gen)
+		   FROM awa.lease_claims WHERE job_id = $job_a"),
+	'1:true',
+	'A\'s open receipt was carried forward: one copy, in a later claim generation');
+is( sql(
+		"SELECT count(*) || ':' || bool_and(lease_generation > $lease_gen)
+		        || ':' || bool_and(heartbeat_at = '$beat_a')
+		   FROM awa.leases WHERE job_id = $job_a"),
+	'1:true:true',
+	'A\'s newest heartbeat was carried forward as it was (one copy, a later lease generation)');
+is(sql("SELECT count(*) FROM awa.leases WHERE job_id = $job_b"),
+	'0', 'the heartbeat of the completed attempt B was pruned, not carried');
+is(counts('q_carry'), '0|0|1|1|0', 'A is still running');
+is( status(
+		q{(prunes->'claim'->>'skipped_active') || '/' || (prunes->'lease'->>'skipped_active')}),
+	'0/0',
+	'claim and lease prunes never skip a slot as active');
+cmp_ok(counter('prunes', 'claim', 'pruned'), '>=', 1, 'status counts the claim prunes');
+cmp_ok(counter('prunes', 'lease', 'pruned'), '>=', 1, 'status counts the lease prunes');
+
+# queue ring: two rounds, each a full wrap; A's ready entry goes with them
+# (a claimed entry does not hold the queue ring, its receipt carries the job)
+queue_round('q_many');
+queue_round('q_many');
+is(sql("SELECT count(*) FROM awa.ready_entries WHERE job_id IN ($job_a, $job_b)"),
+	'0', 'the ready entries of A and B were pruned while A runs');
+# B's closed receipt was only kept (as its lane's position) while the queue
+# ring held its lane's entries
+wait_until('B\'s closed receipt is pruned from the claim ring',
+	"SELECT count(*) = 0 FROM awa.lease_claims WHERE job_id = $job_b");
+
+# A, carried round the claim ring, can still be completed, once: the
+# closure goes into the slot that holds the receipt now
+is( sql(
+		qq{BEGIN;
+		   SELECT awa.complete($job_a, 1);
+		   SELECT count(*)
+		     FROM awa.lease_claims c JOIN awa.lease_claim_closures x
+		          ON x.claim_slot = c.claim_slot AND x.job_id = c.job_id
+		             AND x.run_lease = c.run_lease
+		    WHERE c.job_id = $job_a AND c.claim_generation > $claim_gen
+		      AND x.outcome = 'completed';
+		   COMMIT;}),
+	"t\n1",
+	'the carried receipt of A completes; its closure is in the receipt\'s slot');
+is(sql("SELECT awa.complete($job_a, 1)"), 'f', 'a second complete of A changes nothing');
+
+# with A closed nothing is carried any more: every ring prunes to idle
+wait_worker_idle('every ring goes idle once A is completed', @rings);
+is(sql("SELECT count(*) FROM awa.leases WHERE job_id = $job_a")
+	  . '/' . sql("SELECT count(*) FROM awa.lease_claims WHERE job_id = $job_a"),
+	'0/0', 'A\'s heartbeat and receipt are gone');
+isnt(filenode("lease_claims_$claim_slot"), $claims_fn, 'claim slot C was truncated');
+is(counts('q_carry'), '0|0|0|2|0', 'queue_counts: both jobs completed');
 
 wait_ledger_stats();
 for my $ring (@rings)
@@ -375,20 +493,32 @@ for my $rel (@cold)
 }
 
 #---------------------------------------------------------------------------
-# 7. A slot with a live job: prune reports skipped_active, rotation into it
-#    skipped_busy, and the slot is never truncated.
+# 7. A slot with an unclaimed job: prune reports skipped_active
+#    (queue.unclaimed), rotation into it skipped_busy (ready_entries), and the
+#    slot is not truncated until every entry in it is claimed or cancelled; a
+#    claimed job that is still running does not hold it.
 
-my ($live_slot, $live_gen) = cursor('queue');
-my $live_fn = filenode("ready_entries_$live_slot");
 my $active0 = counter('prunes', 'queue', 'skipped_active');
 my $busy0 = counter('rotations', 'queue', 'skipped_busy');
-sql(
-	qq{INSERT INTO awa.ready_entries (ready_slot, ready_generation, job_id, queue, priority,
-	                                  kind, args, attempt, max_attempts, run_at)
-	   VALUES ($live_slot, $live_gen, 500, 'q_live', 0, 'k', '{}', 1, 25, now())});
+# jobs X and Y, enqueued in one transaction: one lane, X first; the slot
+# cannot be truncated while this transaction holds it
+my ($job_x, $job_y, $live_at, $live_fn) = split /\n/,
+  sql(
+	q{BEGIN;
+	  SELECT awa.enqueue('q_live', 'k') AS x \gset
+	  SELECT awa.enqueue('q_live', 'k') AS y \gset
+	  SELECT :x;
+	  SELECT :y;
+	  SELECT string_agg(DISTINCT ready_slot || ':' || ready_generation || ':' || lane_id, ',')
+	    FROM awa.ready_entries WHERE job_id IN (:x, :y);
+	  SELECT pg_relation_filenode(format('awa.ready_entries_%s', ready_slot))
+	    FROM awa.ready_entries WHERE job_id = :x;
+	  COMMIT;});
+like($live_at, qr/^\d+:\d+:\d+$/, 'X and Y are in one slot and one lane');
+my ($live_slot) = split /:/, $live_at;
 my $stall = ($live_slot + 15) % 16;
 wait_until(
-	'queue ring stalls in the slot before the live one',
+	'queue ring stalls in the slot before the unclaimed jobs',
 	qq{SELECT c.slot = $stall
 	          AND (m.prunes->'queue'->>'skipped_active')::bigint >= $active0 + 3
 	          AND (m.rotations->'queue'->>'skipped_busy')::bigint >= $busy0 + 3
@@ -396,27 +526,54 @@ wait_until(
 	    WHERE m.database = 'postgres'});
 is( status(
 		q{(prunes->'queue'->>'last_reason') || '/' || (rotations->'queue'->>'last_blocker')}),
-	'queue.open_jobs/ready_entries',
-	'prune: skipped_active (queue.open_jobs); rotation: skipped_busy (ready_entries)');
+	'queue.unclaimed/ready_entries',
+	'prune: skipped_active (queue.unclaimed); rotation: skipped_busy (ready_entries)');
 my $active1 = counter('prunes', 'queue', 'skipped_active');
-wait_until('prune keeps skipping the live slot',
+wait_until('prune keeps skipping the slot',
 	"SELECT (prunes->'queue'->>'skipped_active')::bigint >= $active1 + 5
 	   FROM awa.maintenance_status WHERE database = 'postgres'");
 is(filenode("ready_entries_$live_slot"),
-	$live_fn, 'the live slot was never truncated');
-is(sql("SELECT count(*) FROM awa.ready_entries_$live_slot WHERE job_id = 500"),
-	'1', 'the live job is still there');
+	$live_fn, 'the slot was not truncated');
+is(sql("SELECT count(*) FROM awa.ready_entries_$live_slot WHERE job_id IN ($job_x, $job_y)"),
+	'2', 'the unclaimed jobs are still there');
 is(sql(q{SELECT slot FROM awa.ring_cursor('queue')}),
-	$stall, 'the cursor did not move into the live slot');
+	$stall, 'the cursor did not move into the slot');
+is(counts('q_live'), '2|0|0|0|0', 'queue_counts: two available');
 
-# completing the job unblocks the ring
-sql(
-	qq{INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease, queue,
-	                                 priority, state)
-	   VALUES ($live_slot, $live_gen, 500, 1, 'q_live', 0, 'completed')});
-wait_until('the completed slot is truncated',
+# claiming X is not enough: Y, unclaimed, still holds the slot
+is(sql(q{SELECT string_agg(job_id || ':' || run_lease, ',') FROM awa.claim('q_live', 1, '1 hour')}),
+	"$job_x:1", 'claim takes X, the older job');
+my $active2 = counter('prunes', 'queue', 'skipped_active');
+wait_until('with Y unclaimed, prune still skips the slot',
+	"SELECT (prunes->'queue'->>'skipped_active')::bigint >= $active2 + 3
+	   FROM awa.maintenance_status WHERE database = 'postgres'");
+is(filenode("ready_entries_$live_slot"),
+	$live_fn, 'the slot was still not truncated');
+is( status(q{prunes->'queue'->>'last_reason'}),
+	'queue.unclaimed', 'prune still reports queue.unclaimed');
+is(sql(q{SELECT slot FROM awa.ring_cursor('queue')}),
+	$stall, 'the cursor still did not move into the slot');
+
+# cancelling Y (never claimed) writes a tombstone into Y's own slot (read in
+# the cancelling transaction, which holds the slot); X is claimed and Y
+# cancelled, so the slot is truncated while X runs
+is( sql(
+		qq{BEGIN;
+		   SELECT awa.cancel($job_y);
+		   SELECT string_agg(ready_slot || ':' || run_lease || ':' || state, ',')
+		     FROM awa.done_entries WHERE job_id = $job_y;
+		   COMMIT;}),
+	"t\n$live_slot:0:cancelled",
+	'cancel of the available job Y: a tombstone in its own slot');
+wait_until('the slot is truncated while X still runs',
 	"SELECT pg_relation_filenode('awa.ready_entries_$live_slot') <> $live_fn");
-wait_until('queue ring idle again', q{SELECT awa.ring_is_idle('queue')});
+is(sql("SELECT count(*) FROM awa.ready_entries WHERE job_id IN ($job_x, $job_y)"),
+	'0', 'the entries of X and Y are gone');
+is(counts('q_live'), '0|0|1|0|0', 'queue_counts: X running, nothing available');
+
+is(sql("SELECT awa.complete($job_x, 1)"), 't', 'X completes');
+wait_worker_idle('every ring idle again', @rings);
+is(counts('q_live'), '0|0|0|1|0', 'queue_counts: X completed (Y cancelled)');
 
 #---------------------------------------------------------------------------
 # 8. SIGHUP: queue_rotate_interval = 1h stops the queue ring's ticks (the

@@ -1,7 +1,8 @@
 # A hot standby: its worker runs, reports in_recovery in
 # awa.maintenance_status (shared memory, readable on the standby), takes no
 # leader lock and runs no maintenance; its rings change only by replay. After
-# promotion the same worker becomes leader and rotates and prunes.
+# promotion the same worker becomes leader and rotates and prunes. Ring
+# traffic is made through the job API (enqueue, claim, complete).
 
 use strict;
 use warnings;
@@ -64,32 +65,45 @@ my $ledger_query = q{
 	        UNION ALL SELECT 'lease', generation, slot FROM awa.lease_ring_rotations
 	        UNION ALL SELECT 'queue', generation, slot FROM awa.queue_ring_rotations) l};
 
-my $next_job = 1;
+my $counts_query = q{
+	SELECT available || '|' || scheduled || '|' || running || '|' || completed || '|' || failed
+	  FROM awa.queue_counts('q')};
 
-# A closed job in the queue ring's current slot; then wait until the worker
-# has rotated past it and pruned it (one wrap of the ring).
+# A job enqueued, claimed and completed through the API in one transaction
+# (its ready entry is claimed, so the slot may be pruned; its done entry
+# shares the slot); then wait until the worker has rotated past the slot and
+# truncated it (one wrap of the ring), and until the claim ring, which held
+# the job's receipt, is idle too. Idleness is the worker's own finding: only
+# the worker removes ring rows, so its check cannot race a prune carrying a
+# receipt from one claim slot into another, and an idle ring with no traffic
+# stays idle: after this nothing moves.
 sub queue_round
 {
 	my ($node) = @_;
-	my $id = $next_job++;
-	# the ring is idle, so its cursor stays put until the insert commits;
+	# the ring is idle, so its cursor stays put until the job commits;
 	# read the slot's relfilenode before the worker can truncate it
 	my ($cur, $gen) = split /\|/,
 	  $node->safe_psql('postgres',
 		q{SELECT slot, generation FROM awa.ring_cursor('queue')});
 	my $fn = $node->safe_psql('postgres',
 		"SELECT pg_relation_filenode('awa.ready_entries_$cur')");
-	my $slot = $node->safe_psql(
+	my $out = $node->safe_psql(
 		'postgres',
-		qq{WITH c AS MATERIALIZED (SELECT slot, generation FROM awa.ring_cursor('queue')),
-		   r AS (INSERT INTO awa.ready_entries (ready_slot, ready_generation, job_id, queue,
-		                                        priority, kind, args, attempt, max_attempts, run_at)
-		         SELECT slot, generation, $id, 'q', 0, 'k', '{}', 1, 25, now() FROM c)
-		   INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease, queue,
-		                                 priority, state)
-		   SELECT slot, generation, $id, 1, 'q', 0, 'completed' FROM c
-		   RETURNING ready_slot});
-	is($slot, $cur, $node->name . ": job inserted into the current slot $cur");
+		q{BEGIN;
+SELECT awa.enqueue('q', 'k') AS job \gset
+SELECT coalesce(string_agg(job_id || ':' || run_lease, ','), 'none') AS claimed
+  FROM awa.claim('q', 10, '1 hour') \gset
+SELECT awa.complete(:job, 1) AS completed \gset
+SELECT (SELECT string_agg(DISTINCT ready_slot::text, ',') FROM awa.ready_entries
+         WHERE job_id = :job)
+       || '|' || (SELECT string_agg(DISTINCT ready_slot::text, ',') FROM awa.done_entries
+                   WHERE job_id = :job)
+       || '|' || (:'claimed' = :job || ':1') || '|' || :'completed';
+COMMIT;});
+	my ($slot, $done_slot, $claimed, $completed) = split /\|/, $out;
+	is("$slot|$claimed|$completed", "$cur|true|t",
+		$node->name . ": job enqueued into the current slot $cur, claimed, completed");
+	is($done_slot, $cur, $node->name . ': its completion is in the same slot');
 	wait_until(
 		$node,
 		$node->name . ': queue ring rotates past generation ' . $gen
@@ -98,6 +112,12 @@ sub queue_round
 		          AND pg_relation_filenode('awa.ready_entries_$slot') <> $fn
 		          AND awa.ring_is_idle('queue')
 		     FROM awa.ring_cursor('queue') c});
+	my $cond = join ' AND ', map {
+		my $n = status($node, "(rotations->'$_'->>'skipped_idle')::bigint");
+		"(rotations->'$_'->>'skipped_idle')::bigint >= $n + 2"
+	} qw(queue claim);
+	wait_until($node, $node->name . ': the worker finds the queue and claim rings idle',
+		"SELECT $cond FROM awa.maintenance_status WHERE database = 'postgres'");
 	return;
 }
 
@@ -147,6 +167,10 @@ my $primary_ledger = $primary->safe_psql('postgres', $ledger_query);
 like($primary_ledger, qr/queue:16:0$/, 'the primary rotated the queue ring');
 is($standby->safe_psql('postgres', $ledger_query),
 	$primary_ledger, 'the standby\'s ledgers equal the primary\'s');
+is($primary->safe_psql('postgres', $counts_query),
+	'0|0|0|2|0', 'primary: two jobs completed in queue q');
+is($standby->safe_psql('postgres', $counts_query),
+	'0|0|0|2|0', 'the standby reads the same counts from the replayed data plane');
 is($standby->safe_psql('postgres', $state_query),
 	'in_recovery', 'standby worker still in_recovery');
 is(status($standby, 'pid'), $standby_pid, 'the same standby worker');
@@ -181,6 +205,10 @@ ok(status($standby, q{(rotations->'queue'->>'rotated')::bigint}) >= 1,
 	'promoted worker counts its rotations');
 ok(status($standby, q{(prunes->'queue'->>'pruned')::bigint}) >= 1,
 	'promoted worker counts its prunes');
+ok(status($standby, q{(prunes->'claim'->>'pruned')::bigint}) >= 1,
+	'promoted worker prunes the claim ring (the job\'s receipt)');
+is($standby->safe_psql('postgres', $counts_query),
+	'0|0|0|3|0', 'promoted: the third job is counted with the replayed two');
 is(status($standby, 'errors'), '0', 'no error on the promoted worker');
 wait_until(
 	$standby,
