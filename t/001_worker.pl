@@ -128,8 +128,8 @@ sub reload_with
 # commit, so in a ring that was idle they all land in its current slot: the
 # ready entry and the done entry in the queue ring's, the receipt and its
 # closure in the claim ring's, the heartbeat in the lease ring's. Returns the
-# ready entry's slot and the job id; dies unless claim, heartbeat and complete
-# did their job.
+# ready entry's slot, the job id and its receipt's claim generation; dies
+# unless claim, heartbeat and complete did their job.
 sub closed_job
 {
 	my ($queue, $heartbeat) = @_;
@@ -141,15 +141,18 @@ SELECT coalesce(string_agg(job_id || ':' || run_lease, ','), 'none') AS claimed
   FROM awa.claim('$queue', 10, '1 hour') \\gset
 SELECT $beat AS beat \\gset
 SELECT (SELECT string_agg(ready_slot::text, ',') FROM awa.ready_entries WHERE job_id = :job)
-       || '|' || :job || '|' || :'claimed' || '|' || :'beat' || '|' || awa.complete(:job, 1);
+       || '|' || :job || '|' || :'claimed' || '|' || :'beat' || '|' || awa.complete(:job, 1)
+       || '|' || (SELECT string_agg(claim_generation::text, ',') FROM awa.lease_claims
+                   WHERE job_id = :job);
 COMMIT;});
-	my ($slot, $job, $claimed, $beat_ok, $done) = split /\|/, $out;
+	my ($slot, $job, $claimed, $beat_ok, $done, $claim_gen) = split /\|/, $out;
 	die "closed_job($queue): claim/heartbeat/complete went wrong: $out"
-	  unless defined $done
+	  unless defined $claim_gen
 	  && $claimed eq "$job:1"
 	  && $beat_ok eq 't'
-	  && $done eq 'true';
-	return ($slot, $job);
+	  && $done eq 'true'
+	  && $claim_gen =~ /^\d+$/;
+	return ($slot, $job, $claim_gen);
 }
 
 # A closed job in the queue ring's current slot; returns the slot.
@@ -606,18 +609,30 @@ reload_with(q{SET awa_bgw.queue_rotate_interval = '1h'});
 my ($slow_slot, $slow_gen) = cursor('queue');
 my $qticks = ring_ticks('queue');
 my $cticks = ring_ticks('claim');
-queue_closed_job('q_slow');
-wait_until('the claim ring ticks ten more times',
-	"SELECT " . ticks_expr('claim')
-	  . " >= $cticks + 20 FROM awa.maintenance_status WHERE database = 'postgres'");
+my (undef, $slow_job, $slow_claim_gen) = closed_job('q_slow', 0);
+# the claim ring has traffic (the job's receipt): it rotates past the
+# receipt's slot, whose prune carries the receipt (its lane's position) on
+wait_until(
+	'the claim ring ticks ten more times and turns past the receipt\'s slot',
+	"SELECT " . ticks_expr('claim') . " >= $cticks + 20
+	        AND (SELECT generation FROM awa.ring_cursor('claim')) >= $slow_claim_gen + 8
+	   FROM awa.maintenance_status WHERE database = 'postgres'");
 is(ring_ticks('queue'), $qticks, 'no queue tick at the 1h cadence');
 is(sql(q{SELECT generation FROM awa.ring_cursor('queue')}),
 	$slow_gen, 'queue ring not rotated despite traffic');
+is( sql(
+		"SELECT count(*) || ':' || bool_and(claim_generation > $slow_claim_gen)
+		   FROM awa.lease_claims WHERE job_id = $slow_job"),
+	'1:true',
+	'the completed job\'s receipt, its lane\'s position, is carried while the queue ring holds its entry'
+);
 
 reload_with('RESET awa_bgw.queue_rotate_interval');
 wait_until('back at 100 ms the queue ring rotates',
 	"SELECT generation > $slow_gen FROM awa.ring_cursor('queue')");
 wait_until('queue ring idle again', q{SELECT awa.ring_is_idle('queue')});
+wait_until('with the entry pruned, the receipt is no longer carried',
+	"SELECT count(*) = 0 FROM awa.lease_claims WHERE job_id = $slow_job");
 
 #---------------------------------------------------------------------------
 # 9. enabled = off: state disabled and the leader lock released; on: leader.
