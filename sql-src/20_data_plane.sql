@@ -20,7 +20,7 @@ CREATE TABLE awa.ready_entries (
     created_at timestamptz NOT NULL,
     enqueued_at timestamptz NOT NULL DEFAULT clock_timestamp()
 ) PARTITION BY LIST (ready_slot);
-CREATE INDEX ON awa.ready_entries (lane_id, lane_seq);
+CREATE INDEX ON awa.ready_entries (lane_id, ready_generation, lane_seq);
 
 -- completed/failed/cancelled outcomes land in the current slot; the tombstone of a
 -- never-claimed entry that was cancelled ('cancelled', run_lease 0) lands in the

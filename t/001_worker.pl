@@ -122,20 +122,34 @@ sub reload_with
 	return;
 }
 
+# SQL holding the rotation lock of each given ring (its ledger's advisory
+# serializer, DESIGN 3.1) to the end of the transaction: meanwhile the
+# worker's rotate and prune of that ring skip (skipped_busy/blocked, locked).
+# Needed where rows written in one transaction must share a slot: the rings'
+# idle and busy gates see uncommitted rows (awa.try_relation_empty() reads
+# with a dirty snapshot), so a ring may rotate while the transaction is open.
+sub hold_rings_sql
+{
+	return join '', map {
+		"SELECT pg_advisory_xact_lock(hashtextextended("
+		  . "'awa.queue_storage.ring_rotation:awa:$_', 0)) AS held_$_ \\gset\n"
+	} @_;
+}
+
 # One job through the API, in one transaction: enqueue into $queue, claim it
-# (deadline 1 hour), heartbeat it if asked, complete it. An idle ring is not
-# rotated, and the rows written here are invisible to the worker until the
-# commit, so in a ring that was idle they all land in its current slot: the
-# ready entry and the done entry in the queue ring's, the receipt and its
-# closure in the claim ring's, the heartbeat in the lease ring's. Returns the
-# ready entry's slot, the job id and its receipt's claim generation; dies
-# unless claim, heartbeat and complete did their job.
+# (deadline 1 hour), heartbeat it if asked, complete it; the queue and lease
+# rings are held still meanwhile, so the ready entry and the done entry share
+# the queue ring's current slot (the receipt and its closure always share a
+# claim slot). Returns the ready entry's slot, the job id and its receipt's
+# claim generation; dies unless claim, heartbeat and complete did their job.
 sub closed_job
 {
 	my ($queue, $heartbeat) = @_;
 	my $beat = $heartbeat ? 'awa.heartbeat(:job, 1)' : 'true';
+	my $hold = hold_rings_sql('queue', 'lease');
 	my $out = sql(
 		qq{BEGIN;
+$hold
 SELECT awa.enqueue('$queue', 'k') AS job \\gset
 SELECT coalesce(string_agg(job_id || ':' || run_lease, ','), 'none') AS claimed
   FROM awa.claim('$queue', 10, '1 hour') \\gset
