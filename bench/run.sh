@@ -37,7 +37,7 @@ CONF
 "${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w start >/dev/null
 trap '"${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -m fast stop >/dev/null; rm -rf "$work"' EXIT
 
-psql=("${run_as[@]}" "$bin/psql" -X -q -At -h "$work" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1)
+psql=("${run_as[@]}" env PGOPTIONS="-c client_min_messages=warning" "$bin/psql" -X -q -At -h "$work" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1)
 "${psql[@]}" -c 'CREATE EXTENSION awa_bgw'
 "${psql[@]}" -f "$work/schema.sql" >/dev/null
 
@@ -45,13 +45,10 @@ pgb() {   # pgbench for $secs seconds with the given script files; prints tps
     "${run_as[@]}" "$bin/pgbench" -n -c "$clients" -j 2 -T "$secs" -h "$work" -p "$port" \
         -U postgres "$@" postgres 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
-reset_queues() {
-    "${psql[@]}" -c "CALL bench.skip_consume(1000000)" \
-                 -c "TRUNCATE bench.skip_jobs" >/dev/null
-    # drain awa's queue through the API (its storage is reclaimed by the worker)
-    while [ "$("${psql[@]}" -c "SELECT available + running FROM awa.queue_counts('bench')")" != 0 ]; do
-        "${psql[@]}" -c 'CALL bench.consume(1000)'
-    done
+reset_queues() {   # a fresh install of both queues (the worker rides through it)
+    "${psql[@]}" -c 'DROP SCHEMA IF EXISTS bench CASCADE' -c 'DROP EXTENSION awa_bgw' \
+                 -c 'DROP SCHEMA awa CASCADE' -c 'CREATE EXTENSION awa_bgw' >/dev/null
+    "${psql[@]}" -f "$work/schema.sql" >/dev/null
 }
 awa_done()  { "${psql[@]}" -c "SELECT completed FROM awa.queue_counts('bench')"; }
 skip_done() { "${psql[@]}" -c "SELECT pg_stat_force_next_flush()" >/dev/null

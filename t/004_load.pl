@@ -38,14 +38,20 @@ $node->poll_query_until('postgres',
 my $gen_sql = "SELECT string_agg(ring || '=' || generation, ',' ORDER BY ring) FROM awa.ring_status";
 my %gen0 = map { split /=/ } split /,/, $node->safe_psql('postgres', $gen_sql);
 
+# an abandoned attempt: claimed with a 1 s deadline and never finished; the worker's
+# rescue closes it and the job comes back as attempt 2
+$node->safe_psql('postgres', "SELECT awa.enqueue('abandoned', 'lost worker')");
+is($node->safe_psql('postgres', "SELECT job_id || ',' || run_lease FROM awa.claim('abandoned', 1, '1 s')"),
+	'1,1', 'abandoned job claimed (attempt 1)');
+
 # the long job: claimed with no deadline, kept alive by heartbeats only
-$node->safe_psql('postgres', "SELECT awa.enqueue('long', 'slow')");
+$node->safe_psql('postgres', "SELECT awa.enqueue('long', 'slow')");   # job 2
 my $bg = $node->background_psql('postgres');
 my $lease = $bg->query_safe(
 	"SELECT job_id || ',' || run_lease FROM awa.claim('long', 1, NULL)");
 chomp $lease;
 my ($long_id, $long_lease) = split /,/, $lease;
-ok($long_id, "long job $long_id claimed");
+is($long_id, '2', 'long job claimed');
 
 my ($out, $err) = ('', '');
 my $pgbench = IPC::Run::start(
@@ -86,6 +92,22 @@ $bg->quit;
 $pgbench->finish;
 is($pgbench->result(0), 0, 'pgbench ran to the end') or diag($err);
 note($out);
+
+# the rescued job is claimable again as attempt 2 (after the retry backoff, 2 s);
+# attempt 1 can no longer be completed
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM awa.deferred_jobs WHERE job_id = 1 AND attempt = 2 AND last_error LIKE 'rescued: deadline passed%'"
+	  . " OR EXISTS (SELECT 1 FROM awa.ready_entries WHERE job_id = 1 AND attempt = 2)")
+  or die 'the abandoned attempt was not rescued';
+is($node->safe_psql('postgres', 'SELECT awa.complete(1, 1)'), 'f',
+	'the rescued attempt cannot complete any more');
+$node->poll_query_until('postgres',
+	"SELECT EXISTS (SELECT 1 FROM awa.ready_entries WHERE job_id = 1 AND attempt = 2)")
+  or die 'the rescued job was not promoted';
+is($node->safe_psql('postgres',
+		"SELECT job_id || ',' || run_lease FROM awa.claim('abandoned', 1)"),
+	'1,2', 'the rescued job is claimed again as attempt 2');
+is($node->safe_psql('postgres', 'SELECT awa.complete(1, 2)'), 't', 'attempt 2 completes');
 
 # drain what is left, then check exactly-once by job id
 my $drained = 0;
