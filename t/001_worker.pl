@@ -386,7 +386,9 @@ for (1 .. 2)
 }
 
 # claim and lease rings: jobs A and B are claimed together (receipts in claim
-# slot C) and heartbeat together (lease slot L); B completes, A keeps running.
+# slot C) and heartbeat together (lease slot L); B completes in the same
+# transaction as the heartbeats (so its heartbeat is never that of an open
+# attempt when L is pruned), A keeps running.
 wait_worker_idle('the worker finds every ring idle', @rings);
 my ($job_a, $job_b) = split /\n/,
   sql(
@@ -410,20 +412,23 @@ my ($claimed, $claim_at, $claims_fn) = split /\n/,
 is($claimed, "$job_a:1,$job_b:1", 'claim takes both jobs, first attempt each');
 like($claim_at, qr/^\d+:\d+$/, 'both receipts are in one claim slot');
 my ($claim_slot, $claim_gen) = split /:/, $claim_at;
-my ($beats, $lease_at, $leases_fn, $beat_a) = split /\n/,
+my $hold_lease = hold_rings_sql('lease');
+my ($beats, $lease_at, $leases_fn, $beat_a, $b_done) = split /\n/,
   sql(
 	qq{BEGIN;
+	   $hold_lease
 	   SELECT awa.heartbeat($job_a, 1) AND awa.heartbeat($job_b, 1);
 	   SELECT string_agg(DISTINCT lease_slot || ':' || lease_generation, ',')
 	     FROM awa.leases WHERE job_id IN ($job_a, $job_b);
 	   SELECT pg_relation_filenode(format('awa.leases_%s', lease_slot))
 	     FROM awa.leases WHERE job_id = $job_a;
 	   SELECT heartbeat_at FROM awa.leases WHERE job_id = $job_a;
+	   SELECT awa.complete($job_b, 1);
 	   COMMIT;});
 is($beats, 't', 'both attempts heartbeat');
 like($lease_at, qr/^\d+:\d+$/, 'both heartbeats are in one lease slot');
 my ($lease_slot, $lease_gen) = split /:/, $lease_at;
-is(sql("SELECT awa.complete($job_b, 1)"), 't', 'B completes');
+is($b_done, 't', 'B completes');
 is(counts('q_carry'), '0|0|1|1|0', 'queue_counts: A running, B completed');
 
 wait_until(
@@ -517,13 +522,16 @@ for my $rel (@cold)
 
 my $active0 = counter('prunes', 'queue', 'skipped_active');
 my $busy0 = counter('rotations', 'queue', 'skipped_busy');
-# jobs X and Y, enqueued in one transaction: one lane, X first; the slot
-# cannot be truncated while this transaction holds it
+# jobs X and Y, enqueued in one transaction (holding the queue ring still):
+# one slot, one lane, X first; the slot cannot be truncated while this
+# transaction holds it
+my $hold_queue = hold_rings_sql('queue');
 my ($job_x, $job_y, $live_at, $live_fn) = split /\n/,
   sql(
-	q{BEGIN;
-	  SELECT awa.enqueue('q_live', 'k') AS x \gset
-	  SELECT awa.enqueue('q_live', 'k') AS y \gset
+	qq{BEGIN;
+	  $hold_queue
+	  SELECT awa.enqueue('q_live', 'k') AS x \\gset
+	  SELECT awa.enqueue('q_live', 'k') AS y \\gset
 	  SELECT :x;
 	  SELECT :y;
 	  SELECT string_agg(DISTINCT ready_slot || ':' || ready_generation || ':' || lane_id, ',')

@@ -69,18 +69,21 @@ my $counts_query = q{
 	SELECT available || '|' || scheduled || '|' || running || '|' || completed || '|' || failed
 	  FROM awa.queue_counts('q')};
 
-# A job enqueued, claimed and completed through the API in one transaction
-# (its ready entry is claimed, so the slot may be pruned; its done entry
-# shares the slot); then wait until the worker has rotated past the slot and
-# truncated it (one wrap of the ring), and until the claim ring, which held
-# the job's receipt, is idle too. Idleness is the worker's own finding: only
-# the worker removes ring rows, so its check cannot race a prune carrying a
-# receipt from one claim slot into another, and an idle ring with no traffic
-# stays idle: after this nothing moves.
+# A job enqueued, claimed and completed through the API in one transaction:
+# its ready entry is claimed, so the slot may be pruned, and its done entry
+# shares the slot (the transaction holds the queue ring's rotation lock, the
+# ledger's advisory serializer of DESIGN 3.1: the rings' idle gate sees
+# uncommitted rows, so the worker could otherwise rotate the ring under it).
+# Then wait until the worker has rotated past the slot and truncated it (one
+# wrap of the ring), and until the claim ring, which held the job's receipt,
+# is idle too. Idleness is the worker's own finding: only the worker removes
+# ring rows, so its check cannot race a prune carrying a receipt from one
+# claim slot into another, and an idle ring with no traffic stays idle: after
+# this nothing moves.
 sub queue_round
 {
 	my ($node) = @_;
-	# the ring is idle, so its cursor stays put until the job commits;
+	# the ring is idle, so its cursor stays put until the job is written;
 	# read the slot's relfilenode before the worker can truncate it
 	my ($cur, $gen) = split /\|/,
 	  $node->safe_psql('postgres',
@@ -90,6 +93,8 @@ sub queue_round
 	my $out = $node->safe_psql(
 		'postgres',
 		q{BEGIN;
+SELECT pg_advisory_xact_lock(hashtextextended('awa.queue_storage.ring_rotation:awa:queue', 0))
+       AS held \gset
 SELECT awa.enqueue('q', 'k') AS job \gset
 SELECT coalesce(string_agg(job_id || ':' || run_lease, ','), 'none') AS claimed
   FROM awa.claim('q', 10, '1 hour') \gset
