@@ -16,8 +16,9 @@ AS 'MODULE_PATHNAME', 'awa_try_relation_empty'
 LANGUAGE C STRICT VOLATILE;
 
 COMMENT ON FUNCTION awa.try_relation_empty(regclass) IS
-'true when the table has no row visible to the current snapshot, false when it has one, '
-'NULL when its ACCESS SHARE lock cannot be had at once (never waits)';
+'true when the table holds no row, committed or written by a transaction still in '
+'progress (a dirty snapshot), false when it holds one, NULL when its ACCESS SHARE lock '
+'cannot be had at once (never waits)';
 
 CREATE FUNCTION awa.ring_child(p_family text, p_slot int) RETURNS regclass
 LANGUAGE sql STABLE
@@ -117,14 +118,17 @@ $$;
 
 -- Carries what is still live in a sealed claim or lease slot into the ring's current
 -- slot, under the locks prune holds on the slot's children. Claim ring: every open
--- receipt (under its attempt's try-lock), and every lane's newest receipt with its
--- closure while the queue ring still holds an entry of that lane at or below it (so no
--- claimed entry can be claimed again; once those entries are pruned the position is
--- not needed: every entry left is above it, and the claim ring can fall idle). Lease
+-- receipt (under its attempt's try-lock), and the newest receipt of each lane in
+-- p_keep_lanes with its closure: the lanes the queue ring still holds an entry of at
+-- or below it (awa.claim_slot_position_lanes, computed before the exclusive locks), so
+-- that no claimed entry can be claimed again; once those entries are pruned the
+-- position is not needed (every entry left is above it) and the claim ring can fall
+-- idle. Under the locks it reads claim children only, so it never waits. Lease
 -- ring: the newest heartbeat of every attempt still open. Every carried receipt's lane
 -- claim lock is tried too (lane positions are read under it). All locks are tried before
 -- anything is written: a busy one returns its reason and nothing is carried.
-CREATE FUNCTION awa.ring_slot_carry_forward(p_ring text, p_slot int) RETURNS text
+CREATE FUNCTION awa.ring_slot_carry_forward(p_ring text, p_slot int, p_keep_lanes int[])
+RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -149,13 +153,11 @@ BEGIN
             '        UNION '
             '        SELECT t.c FROM (SELECT DISTINCT ON (c.lane_id) c FROM awa.%2$I c '
             '                          ORDER BY c.lane_id, c.lane_seq DESC) t '
-            '         WHERE (t.c).lane_seq = (SELECT p.lane_seq '
-            '                                   FROM awa.lane_position((t.c).lane_id) p) '
-            '           AND EXISTS (SELECT 1 FROM awa.ready_entries r '
-            '                        WHERE r.lane_id = (t.c).lane_id '
-            '                          AND r.lane_seq <= (t.c).lane_seq)) u',
+            '         WHERE (t.c).lane_id = ANY ($1) '
+            '           AND (t.c).lane_seq = (SELECT p.lane_seq '
+            '                                   FROM awa.lane_position((t.c).lane_id) p)) u',
             'lease_claim_closures_' || p_slot, 'lease_claims_' || p_slot)
-           INTO v_rows, v_open;
+           INTO v_rows, v_open USING coalesce(p_keep_lanes, '{}');
         FOR i IN 1 .. cardinality(v_rows) LOOP
             IF v_open[i] AND NOT pg_try_advisory_xact_lock(
                     awa.attempt_lock_key(v_rows[i].job_id, v_rows[i].run_lease)) THEN
@@ -354,28 +356,58 @@ BEGIN
 END
 $$;
 
--- Takes ACCESS EXCLUSIVE on every child of the slot within awa_bgw.prune_lock_timeout;
--- false (and nothing held) when the locks cannot be had in time.
-CREATE FUNCTION awa.ring_lock_slot_children(p_ring text, p_slot int) RETURNS boolean
+-- The lanes whose newest receipt in this claim slot is still needed as the lane's
+-- position: the queue ring still holds an entry of the lane at or below it. Read before
+-- prune's exclusive locks (it reads every ready child); entries only ever leave the
+-- queue ring, so the answer can only become too large, never too small.
+CREATE FUNCTION awa.claim_slot_position_lanes(p_slot int) RETURNS int[]
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_saved text := current_setting('lock_timeout');
+    v_lanes int[];
 BEGIN
-    PERFORM set_config('lock_timeout',
-                       coalesce(current_setting('awa_bgw.prune_lock_timeout', true), '10ms'),
-                       true);
-    BEGIN
-        EXECUTE (SELECT 'LOCK TABLE ' || string_agg(awa.ring_child(f, p_slot)::text, ', ')
-                        || ' IN ACCESS EXCLUSIVE MODE'
-                   FROM unnest(awa.ring_families(p_ring)) f);
-    EXCEPTION WHEN lock_not_available THEN
-        PERFORM set_config('lock_timeout', v_saved, true);
-        RETURN false;
-    END;
-    PERFORM set_config('lock_timeout', v_saved, true);
-    RETURN true;
+    EXECUTE format('SELECT coalesce(array_agg(c.lane_id), ''{}'') '
+                   '  FROM (SELECT lane_id, max(lane_seq) AS top FROM awa.%I GROUP BY lane_id) c '
+                   ' WHERE EXISTS (SELECT 1 FROM awa.ready_entries r '
+                   '                WHERE r.lane_id = c.lane_id AND r.lane_seq <= c.top)',
+                   'lease_claims_' || p_slot)
+       INTO v_lanes;
+    RETURN v_lanes;
+END
+$$;
+
+-- The part of prune that runs under the slot's exclusive locks: the locks, every gate
+-- again, carry-forward, the rollup deltas, the TRUNCATE. Returns {outcome, reason}.
+-- The caller runs it with lock_timeout = awa_bgw.prune_lock_timeout, so that no wait
+-- under the exclusive locks outlasts it.
+CREATE FUNCTION awa.prune_locked(p_ring text, p_slot int, p_keep_lanes int[]) RETURNS text[]
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_reason text;
+BEGIN
+    EXECUTE (SELECT 'LOCK TABLE ' || string_agg(awa.ring_child(f, p_slot)::text, ', ')
+                    || ' IN ACCESS EXCLUSIVE MODE'
+               FROM unnest(awa.ring_families(p_ring)) f);
+    IF awa.ring_slot_blocker(p_ring, p_slot) IS NULL THEN
+        RETURN ARRAY['already_pruned', NULL];
+    END IF;
+    v_reason := awa.ring_slot_live_reason(p_ring, p_slot);
+    IF v_reason IS NOT NULL THEN
+        RETURN ARRAY['skipped_active', v_reason];
+    END IF;
+    v_reason := awa.ring_slot_carry_forward(p_ring, p_slot, p_keep_lanes);
+    IF v_reason IS NOT NULL THEN
+        RETURN ARRAY['blocked', v_reason];
+    END IF;
+    IF p_ring = 'queue' THEN
+        PERFORM awa.queue_slot_append_rollup_deltas(p_slot);
+    END IF;
+    EXECUTE (SELECT 'TRUNCATE ' || string_agg(awa.ring_child(f, p_slot)::text, ', ')
+               FROM unnest(awa.ring_families(p_ring)) f);
+    RETURN ARRAY['pruned', NULL];
 END
 $$;
 
@@ -389,6 +421,9 @@ DECLARE
     v_authority text;
     v_cur record;
     v_locked boolean;
+    v_keep int[];
+    v_saved text;
+    v_res text[];
 BEGIN
     PERFORM awa.check_schema(p_schema);
     v_n := awa.ring_slot_count(p_ring);
@@ -444,32 +479,22 @@ BEGIN
         outcome := 'skipped_active';
         RETURN;
     END IF;
-    IF NOT awa.ring_lock_slot_children(p_ring, slot) THEN
+    IF p_ring = 'claim' THEN
+        v_keep := awa.claim_slot_position_lanes(slot);
+    END IF;
+    v_saved := current_setting('lock_timeout');
+    PERFORM set_config('lock_timeout',
+                       coalesce(current_setting('awa_bgw.prune_lock_timeout', true), '10ms'),
+                       true);
+    BEGIN
+        v_res := awa.prune_locked(p_ring, slot, v_keep);
+        outcome := v_res[1];
+        reason := v_res[2];
+    EXCEPTION WHEN lock_not_available THEN
+        -- everything this block wrote or locked is rolled back with it
         outcome := 'blocked';
         reason := 'lock_timeout';
-        RETURN;
-    END IF;
-    reason := awa.ring_slot_blocker(p_ring, slot);
-    IF reason IS NULL THEN
-        outcome := 'already_pruned';
-        RETURN;
-    END IF;
-    reason := awa.ring_slot_live_reason(p_ring, slot);
-    IF reason IS NOT NULL THEN
-        outcome := 'skipped_active';
-        RETURN;
-    END IF;
-
-    reason := awa.ring_slot_carry_forward(p_ring, slot);
-    IF reason IS NOT NULL THEN
-        outcome := 'blocked';
-        RETURN;
-    END IF;
-    IF p_ring = 'queue' THEN
-        PERFORM awa.queue_slot_append_rollup_deltas(slot);
-    END IF;
-    EXECUTE (SELECT 'TRUNCATE ' || string_agg(awa.ring_child(f, slot)::text, ', ')
-               FROM unnest(awa.ring_families(p_ring)) f);
-    outcome := 'pruned';
+    END;
+    PERFORM set_config('lock_timeout', v_saved, true);
 END
 $$;

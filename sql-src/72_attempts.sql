@@ -258,6 +258,10 @@ DECLARE
     v_cur record;
 BEGIN
     PERFORM awa.require_read_committed();
+    -- hold off prune (its TRUNCATE is not MVCC-safe) before the lookups below take
+    -- their snapshots
+    LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
+               awa.lease_claim_closures IN ACCESS SHARE MODE;
     -- scheduled or waiting for a retry
     DELETE FROM awa.deferred_jobs d WHERE d.job_id = cancel.job_id RETURNING * INTO v_def;
     IF v_def.job_id IS NOT NULL THEN

@@ -1,12 +1,16 @@
--- Exact counts and terminal history. queue_counts is STABLE: all its reads use the
--- calling statement's snapshot, so the five numbers are one consistent picture under
--- READ COMMITTED (a REPEATABLE READ reader's view of pruned history is not exact:
--- TRUNCATE is not MVCC-safe).
+-- Exact counts and terminal history. queue_counts first locks the ring families (ACCESS
+-- SHARE, which waits for a prune in progress and keeps the next from truncating
+-- anything until it commits), then computes all five numbers in one later statement:
+-- queue_counts_in_snapshot is STABLE, so every read it makes uses that statement's
+-- snapshot, taken after the lock. TRUNCATE is not MVCC-safe: a snapshot taken before a
+-- prune committed would see the truncated slot empty and miss what it carried forward.
+-- (A REPEATABLE READ transaction's snapshot may predate a prune; its counts of pruned
+-- history are not exact.)
 
-CREATE FUNCTION awa.queue_counts(queue text,
+CREATE FUNCTION awa.queue_counts_in_snapshot(queue text,
     OUT available bigint, OUT scheduled bigint, OUT running bigint,
     OUT completed bigint, OUT failed bigint)
-LANGUAGE plpgsql STABLE SECURITY DEFINER
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -15,9 +19,8 @@ DECLARE
     v_part bigint;
     s int;
 BEGIN
-    PERFORM awa.check_name('queue', queue_counts.queue);
     available := 0;
-    FOR v_lane IN SELECT l.lane_id FROM awa.queue_lanes l WHERE l.queue = queue_counts.queue LOOP
+    FOR v_lane IN SELECT l.lane_id FROM awa.queue_lanes l WHERE l.queue = queue_counts_in_snapshot.queue LOOP
         SELECT count(*) INTO v_part
           FROM awa.lane_position(v_lane) p,
                LATERAL awa.lane_candidates(v_lane, p.lane_seq, p.ready_generation,
@@ -25,7 +28,7 @@ BEGIN
         available := available + v_part;
     END LOOP;
 
-    SELECT count(*) INTO scheduled FROM awa.deferred_jobs d WHERE d.queue = queue_counts.queue;
+    SELECT count(*) INTO scheduled FROM awa.deferred_jobs d WHERE d.queue = queue_counts_in_snapshot.queue;
 
     running := 0;
     FOR s IN 0 .. v_n - 1 LOOP
@@ -33,20 +36,35 @@ BEGIN
                        '(SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id '
                        'AND x.run_lease = c.run_lease)',
                        'lease_claims_' || s, 'lease_claim_closures_' || s)
-           INTO v_part USING queue_counts.queue;
+           INTO v_part USING queue_counts_in_snapshot.queue;
         running := running + v_part;
     END LOOP;
 
     SELECT coalesce(sum(t.c), 0), coalesce(sum(t.f), 0) INTO completed, failed
       FROM (SELECT count(*) FILTER (WHERE d.state = 'completed') AS c,
                    count(*) FILTER (WHERE d.state = 'failed') AS f
-              FROM awa.done_entries d WHERE d.queue = queue_counts.queue
+              FROM awa.done_entries d WHERE d.queue = queue_counts_in_snapshot.queue
             UNION ALL
             SELECT r.pruned_completed_count, r.pruned_failed_count
-              FROM awa.queue_terminal_rollups r WHERE r.queue = queue_counts.queue
+              FROM awa.queue_terminal_rollups r WHERE r.queue = queue_counts_in_snapshot.queue
             UNION ALL
             SELECT x.pruned_completed_delta, x.pruned_failed_delta
-              FROM awa.queue_terminal_rollup_deltas x WHERE x.queue = queue_counts.queue) t;
+              FROM awa.queue_terminal_rollup_deltas x WHERE x.queue = queue_counts_in_snapshot.queue) t;
+END
+$$;
+
+CREATE FUNCTION awa.queue_counts(queue text,
+    OUT available bigint, OUT scheduled bigint, OUT running bigint,
+    OUT completed bigint, OUT failed bigint)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM awa.check_name('queue', queue_counts.queue);
+    LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
+               awa.lease_claim_closures IN ACCESS SHARE MODE;
+    SELECT * INTO available, scheduled, running, completed, failed
+      FROM awa.queue_counts_in_snapshot(queue_counts.queue);
 END
 $$;
 
