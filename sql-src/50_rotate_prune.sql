@@ -118,7 +118,8 @@ $$;
 
 -- Carries what is still live in a sealed claim or lease slot into the ring's current
 -- slot, under the locks prune holds on the slot's children. Claim ring: every open
--- receipt (under its attempt's try-lock), and the newest receipt of each lane in
+-- receipt (under its attempt's try-lock; one that is its lane's position also under
+-- the lane's claim try-lock), and the newest receipt of each lane in
 -- p_keep_lanes with its closure: the lanes the queue ring still holds an entry of at
 -- or below it (awa.claim_slot_position_lanes, computed before the exclusive locks), so
 -- that no claimed entry can be claimed again; once those entries are pruned the
@@ -136,6 +137,7 @@ DECLARE
     v_cur record;
     v_rows awa.lease_claims[];
     v_open boolean[];
+    v_newest boolean[];
     r record;
     i int;
 BEGIN
@@ -147,7 +149,9 @@ BEGIN
         EXECUTE format(
             'SELECT coalesce(array_agg(u.c), ''{}''), coalesce(array_agg(NOT EXISTS ('
             '         SELECT 1 FROM awa.%1$I x WHERE x.job_id = (u.c).job_id '
-            '            AND x.run_lease = (u.c).run_lease)), ''{}'') '
+            '            AND x.run_lease = (u.c).run_lease)), ''{}''), '
+            '       coalesce(array_agg((u.c).lane_seq = (SELECT p.lane_seq '
+            '                 FROM awa.lane_position((u.c).lane_id) p)), ''{}'') '
             '  FROM (SELECT c FROM awa.%2$I c WHERE NOT EXISTS (SELECT 1 FROM awa.%1$I x '
             '          WHERE x.job_id = c.job_id AND x.run_lease = c.run_lease) '
             '        UNION '
@@ -157,15 +161,16 @@ BEGIN
             '           AND (t.c).lane_seq = (SELECT p.lane_seq '
             '                                   FROM awa.lane_position((t.c).lane_id) p)) u',
             'lease_claim_closures_' || p_slot, 'lease_claims_' || p_slot)
-           INTO v_rows, v_open USING coalesce(p_keep_lanes, '{}');
+           INTO v_rows, v_open, v_newest USING coalesce(p_keep_lanes, '{}');
         FOR i IN 1 .. cardinality(v_rows) LOOP
             IF v_open[i] AND NOT pg_try_advisory_xact_lock(
                     awa.attempt_lock_key(v_rows[i].job_id, v_rows[i].run_lease)) THEN
                 RETURN 'claim.attempt_locked';
             END IF;
-            -- any carried receipt may be its lane's position: claimers and cancels
-            -- read the position under this lock
-            IF NOT pg_try_advisory_xact_lock(
+            -- a receipt that is its lane's position moves only under the lane's claim
+            -- lock, under which claimers and cancels read the position (an active
+            -- lane's position is in a newer slot: its old receipts need no lane lock)
+            IF v_newest[i] AND NOT pg_try_advisory_xact_lock(
                     hashtextextended('awa.claim:' || v_rows[i].lane_id, 0)) THEN
                 RETURN 'claim.lane_locked';
             END IF;
