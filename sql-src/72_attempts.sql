@@ -85,6 +85,36 @@ BEGIN
 END
 $$;
 
+-- The still-open receipts of a set of attempts: one probe per claim slot, from the
+-- current one backwards. The caller holds the attempts' locks.
+CREATE FUNCTION awa.open_receipts(p_job_ids bigint[], p_run_leases int[])
+RETURNS awa.lease_claims[]
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_cur record;
+    v_n int := awa.ring_slot_count('claim');
+    v_all awa.lease_claims[] := '{}';
+    v_part awa.lease_claims[];
+    k int;
+BEGIN
+    SELECT * INTO v_cur FROM awa.ring_cursor('claim');
+    FOR k IN 0 .. least(v_cur.generation, v_n - 1) LOOP
+        EXECUTE format('SELECT coalesce(array_agg(c), ''{}'') FROM awa.%I c '
+                       ' WHERE (c.job_id, c.run_lease) IN '
+                       '       (SELECT u.j, u.l FROM unnest($1, $2) u(j, l)) '
+                       '   AND NOT EXISTS (SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id '
+                       '                   AND x.run_lease = c.run_lease)',
+                       'lease_claims_' || ((v_cur.slot - k + v_n) % v_n),
+                       'lease_claim_closures_' || ((v_cur.slot - k + v_n) % v_n))
+           INTO v_part USING p_job_ids, p_run_leases;
+        v_all := v_all || v_part;
+    END LOOP;
+    RETURN v_all;
+END
+$$;
+
 -- Completes many attempts in one round trip (locks taken in key order); returns the
 -- attempts it completed.
 CREATE FUNCTION awa.complete_batch(job_ids bigint[], run_leases int[])
@@ -94,6 +124,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     a record;
+    v_open awa.lease_claims[];
+    v_cur record;
 BEGIN
     PERFORM awa.require_read_committed();
     IF cardinality(job_ids) IS DISTINCT FROM cardinality(run_leases)
@@ -109,20 +141,20 @@ BEGIN
               ORDER BY k LOOP
         PERFORM pg_advisory_xact_lock(a.k);
     END LOOP;
-    FOR a IN SELECT DISTINCT j, l FROM unnest(job_ids, run_leases) AS u(j, l)
-              WHERE j IS NOT NULL AND l IS NOT NULL ORDER BY j, l LOOP
-        DECLARE
-            v_receipt awa.lease_claims;
-        BEGIN
-            SELECT * INTO v_receipt FROM awa.open_receipt(a.j, a.l);
-            IF v_receipt.job_id IS NOT NULL THEN
-                PERFORM awa.close_attempt(v_receipt, 'completed', 'completed', NULL);
-                job_id := a.j;
-                run_lease := a.l;
-                RETURN NEXT;
-            END IF;
-        END;
-    END LOOP;
+    -- the open receipts of all these attempts, one probe per claim slot (each attempt's
+    -- receipt is in exactly one slot; the attempt locks keep prune from moving it)
+    v_open := awa.open_receipts(job_ids, run_leases);
+    INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id, run_lease,
+                                          outcome)
+    SELECT c.claim_slot, c.claim_generation, c.job_id, c.run_lease, 'completed'
+      FROM unnest(v_open) c;
+    SELECT * INTO v_cur FROM awa.ring_cursor('queue');
+    INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease, lane_id,
+                                  lane_seq, queue, priority, kind, state, created_at)
+    SELECT v_cur.slot, v_cur.generation, c.job_id, c.run_lease, c.lane_id, c.lane_seq,
+           c.queue, c.priority, c.kind, 'completed', c.created_at
+      FROM unnest(v_open) c;
+    RETURN QUERY SELECT c.job_id, c.run_lease FROM unnest(v_open) c ORDER BY 1, 2;
 END
 $$;
 

@@ -113,3 +113,16 @@ SELECT awa.enqueue('q', 'k', '{}', 10::smallint);
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT awa.enqueue('q', 'k');
 ROLLBACK;
+
+-- complete_batch finds receipts in any claim slot, ignores duplicates and unknown pairs
+SELECT awa.enqueue('batch', 'a') AS a, awa.enqueue('batch', 'b') AS b;
+SELECT job_id FROM awa.claim('batch', 1);
+SELECT outcome, slot FROM awa.rotate('awa', 'claim');
+SELECT job_id FROM awa.claim('batch', 1);
+SELECT claim_slot, job_id FROM awa.lease_claims WHERE queue = 'batch' ORDER BY job_id;
+SELECT * FROM awa.complete_batch(
+    (SELECT array_agg(job_id ORDER BY job_id) || ARRAY[424242::bigint, min(job_id)]
+       FROM awa.lease_claims WHERE queue = 'batch'),
+    ARRAY[1, 1, 1, 1]);
+SELECT * FROM awa.queue_counts('batch');
+
