@@ -1,0 +1,188 @@
+-- The horizon gate and the folds (DESIGN §3.8–3.9, §5). A fold deletes rows, so it runs
+-- only when nothing genuinely pins the MVCC horizon: then what it deletes is reclaimable
+-- at once. The gate is checked at the start of the fold's own transaction.
+
+-- Every holder of the xmin horizon this database can see, with whether it counts as a
+-- genuine pin and why. Clears the statistics snapshot first (pg_stat_activity is
+-- otherwise cached for the rest of the transaction).
+CREATE FUNCTION awa.horizon_pins_at(p_min_age interval,
+    OUT kind text, OUT pid int, OUT name text, OUT state text, OUT xid xid, OUT xmin xid,
+    OUT xact_age interval, OUT pins boolean, OUT reason text)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF p_min_age IS NULL OR p_min_age < interval '0' THEN
+        RAISE EXCEPTION 'min_age must be a non-negative interval, not %', p_min_age
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'awa_bgw.horizon_pin_min_age is the usual value.';
+    END IF;
+    PERFORM pg_stat_clear_snapshot();
+    RETURN QUERY
+    -- sessions and background workers of this database
+    SELECT CASE WHEN a.backend_type = 'client backend' THEN 'backend' ELSE 'worker' END,
+           a.pid, coalesce(nullif(a.application_name, ''), a.backend_type)::text,
+           a.state, a.backend_xid, a.backend_xmin, now() - a.xact_start,
+           p.pins, p.why
+      FROM pg_stat_activity a
+     CROSS JOIN LATERAL (
+           SELECT (a.xact_start <= now() - p_min_age
+                   AND ((a.backend_xid IS NOT NULL AND a.state LIKE 'idle in transaction%')
+                        OR a.backend_xmin IS NOT NULL)) AS pins,
+                  CASE WHEN a.xact_start > now() - p_min_age THEN 'younger than min_age'
+                       WHEN a.backend_xid IS NOT NULL AND a.state LIKE 'idle in transaction%'
+                       THEN 'idle in transaction holding a write xid'
+                       WHEN a.backend_xmin IS NOT NULL THEN 'holds a snapshot'
+                       ELSE 'holds no snapshot' END AS why) p
+     WHERE a.datname = current_database()
+       AND a.pid <> pg_backend_pid()
+       AND a.backend_type NOT IN ('autovacuum worker', 'autovacuum launcher',
+                                  'awa_bgw worker', 'awa_bgw launcher', 'walsender')
+       AND (a.backend_xid IS NOT NULL OR a.backend_xmin IS NOT NULL)
+    UNION ALL
+    -- standbys feeding back an xmin (hot_standby_feedback): cluster-wide
+    SELECT 'walsender', r.pid, r.application_name::text, r.state, NULL::xid,
+           r.backend_xmin, NULL::interval, true, 'standby feedback holds xmin'
+      FROM pg_stat_replication r
+     WHERE r.backend_xmin IS NOT NULL
+    UNION ALL
+    -- prepared transactions of this database
+    SELECT 'prepared', NULL::int, x.gid, 'prepared', x.transaction, NULL::xid,
+           now() - x.prepared, x.prepared <= now() - p_min_age,
+           CASE WHEN x.prepared <= now() - p_min_age THEN 'prepared transaction'
+                ELSE 'younger than min_age' END
+      FROM pg_prepared_xacts x
+     WHERE x.database = current_database()
+    UNION ALL
+    -- replication slots: an xmin pins; a logical slot's catalog_xmin alone does not
+    SELECT 'slot', NULL::int, s.slot_name::text, s.slot_type, NULL::xid,
+           coalesce(s.xmin, s.catalog_xmin), NULL::interval, s.xmin IS NOT NULL,
+           CASE WHEN s.xmin IS NOT NULL THEN 'replication slot holds xmin'
+                ELSE 'catalog_xmin only (does not hold back user tables)' END
+      FROM pg_replication_slots s
+     WHERE s.xmin IS NOT NULL OR s.catalog_xmin IS NOT NULL;
+END
+$$;
+
+CREATE VIEW awa.horizon_pins AS
+SELECT * FROM awa.horizon_pins_at(coalesce(current_setting('awa_bgw.horizon_pin_min_age', true),
+                                           '5s')::interval);
+
+COMMENT ON VIEW awa.horizon_pins IS
+'every holder of the MVCC horizon visible from this database, whether it genuinely pins '
+'it (older than awa_bgw.horizon_pin_min_age) and why';
+
+-- The first genuine pin's description, or NULL when nothing pins the horizon.
+CREATE FUNCTION awa.horizon_pin_holder(p_min_age interval) RETURNS text
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT p.kind || ' ' || coalesce(p.pid::text, p.name) || ': ' || p.reason
+      FROM awa.horizon_pins_at(p_min_age) p WHERE p.pins
+     ORDER BY p.xact_age DESC NULLS LAST LIMIT 1
+$$;
+
+CREATE FUNCTION awa.horizon_pinned(min_age interval) RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT awa.horizon_pin_holder(min_age) IS NOT NULL $$;
+
+CREATE FUNCTION awa.fold_min_age() RETURNS interval
+LANGUAGE sql STABLE
+AS $$ SELECT coalesce(current_setting('awa_bgw.horizon_pin_min_age', true), '5s')::interval $$;
+
+-- Drains the rollup deltas into the rollups (GREATEST(0, …) clamp, keys in order), unless
+-- the horizon is genuinely pinned.
+CREATE TYPE awa.rollup_delta AS (queue text, priority smallint, completed bigint,
+                                 failed bigint);
+
+CREATE FUNCTION awa.fold_terminal_rollup_deltas(p_schema text,
+    OUT outcome text, OUT folded_rows bigint, OUT folded_keys bigint, OUT pin text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_deltas awa.rollup_delta[];
+BEGIN
+    PERFORM awa.check_schema(p_schema);
+    pin := awa.horizon_pin_holder(awa.fold_min_age());
+    IF pin IS NOT NULL THEN
+        outcome := 'stood_down';
+        RETURN;
+    END IF;
+    WITH d AS (
+        DELETE FROM awa.queue_terminal_rollup_deltas
+        RETURNING queue, priority, pruned_completed_delta, pruned_failed_delta)
+    SELECT coalesce(array_agg(ROW(a.queue, a.priority, a.c, a.f)::awa.rollup_delta
+                              ORDER BY a.queue, a.priority), '{}'),
+           coalesce(sum(a.n), 0)
+      INTO v_deltas, folded_rows
+      FROM (SELECT queue, priority, count(*) AS n, sum(pruned_completed_delta) AS c,
+                   sum(pruned_failed_delta) AS f
+              FROM d GROUP BY queue, priority) a;
+    folded_keys := cardinality(v_deltas);
+    -- the clamp applies to the new total: GREATEST(0, rollup + delta)
+    INSERT INTO awa.queue_terminal_rollups AS r
+           (queue, priority, pruned_completed_count, pruned_failed_count)
+    SELECT x.queue, x.priority, greatest(0, x.completed), greatest(0, x.failed)
+      FROM unnest(v_deltas) x ORDER BY x.queue, x.priority
+    ON CONFLICT (queue, priority) DO UPDATE
+       SET pruned_completed_count = greatest(0, r.pruned_completed_count
+           + (SELECT y.completed FROM unnest(v_deltas) y
+               WHERE y.queue = EXCLUDED.queue AND y.priority = EXCLUDED.priority)),
+           pruned_failed_count = greatest(0, r.pruned_failed_count
+           + (SELECT y.failed FROM unnest(v_deltas) y
+               WHERE y.queue = EXCLUDED.queue AND y.priority = EXCLUDED.priority));
+    outcome := 'folded';
+END
+$$;
+
+-- Trims each ledger to its newest slot_count rows (one wrap), in both authorities,
+-- unless the horizon is genuinely pinned.
+CREATE FUNCTION awa.fold_ring_rotation_ledgers(p_schema text,
+    OUT outcome text, OUT trimmed_rows bigint, OUT pin text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r text;
+    n bigint;
+BEGIN
+    PERFORM awa.check_schema(p_schema);
+    pin := awa.horizon_pin_holder(awa.fold_min_age());
+    IF pin IS NOT NULL THEN
+        outcome := 'stood_down';
+        RETURN;
+    END IF;
+    trimmed_rows := 0;
+    FOREACH r IN ARRAY ARRAY['queue', 'lease', 'claim'] LOOP
+        EXECUTE format('DELETE FROM awa.%1$I WHERE generation < '
+                       '(SELECT max(generation) FROM awa.%1$I) - ($1 - 1)',
+                       r || '_ring_rotations')
+          USING awa.ring_slot_count(r);
+        GET DIAGNOSTICS n = ROW_COUNT;
+        trimmed_rows := trimmed_rows + n;
+    END LOOP;
+    outcome := 'folded';
+END
+$$;
+
+-- The failed_jobs retention, in small batches, under the same gate.
+CREATE FUNCTION awa.purge_failed_jobs_gated(p_schema text, OUT outcome text,
+                                            OUT purged bigint, OUT pin text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM awa.check_schema(p_schema);
+    pin := awa.horizon_pin_holder(awa.fold_min_age());
+    IF pin IS NOT NULL THEN
+        outcome := 'stood_down';
+        purged := 0;
+        RETURN;
+    END IF;
+    SELECT p.purged INTO purged FROM awa.purge_failed_jobs(p_schema) p;
+    outcome := 'folded';
+END
+$$;
