@@ -87,6 +87,12 @@ typedef struct AwaWorkerStatus
 	char		last_blocker[AWA_RING_COUNT][AWA_LABEL_LEN];
 	uint64		prunes[AWA_RING_COUNT][AWA_PRUNE_NOUTCOMES];
 	char		last_prune_reason[AWA_RING_COUNT][AWA_LABEL_LEN];
+	uint64		folds_run;
+	uint64		folds_stood_down;
+	uint64		rows_folded;
+	uint64		rows_trimmed;
+	TimestampTz last_fold_at;
+	char		pin_holder[AWA_ERROR_LEN];	/* empty: no pin at the last fold */
 	uint64		errors;
 	char		last_error[AWA_ERROR_LEN];
 	TimestampTz last_error_at;

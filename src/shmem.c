@@ -214,8 +214,8 @@ awa_maintenance_worker_status(PG_FUNCTION_ARGS)
 	for (i = 0; i < n; i++)
 	{
 		AwaWorkerStatus *st = &copy[i];
-		Datum		values[11];
-		bool		nulls[11] = {0};
+		Datum		values[17];
+		bool		nulls[17] = {0};
 
 		values[0] = CStringGetDatum(st->dbname);
 		values[0] = DirectFunctionCall1(namein, values[0]);
@@ -232,10 +232,17 @@ awa_maintenance_worker_status(PG_FUNCTION_ARGS)
 												  AWA_PRUNE_NOUTCOMES, prune_outcome_names,
 												  (const char (*)[AWA_LABEL_LEN]) st->last_prune_reason,
 												  "last_reason"));
-		values[8] = Int64GetDatum((int64) st->errors);
-		values[9] = CStringGetTextDatum(st->last_error);
-		nulls[9] = (st->last_error[0] == '\0');
-		values[10] = nullable_ts(st->last_error_at, &nulls[10]);
+		values[8] = Int64GetDatum((int64) st->folds_run);
+		values[9] = Int64GetDatum((int64) st->folds_stood_down);
+		values[10] = Int64GetDatum((int64) st->rows_folded);
+		values[11] = Int64GetDatum((int64) st->rows_trimmed);
+		values[12] = nullable_ts(st->last_fold_at, &nulls[12]);
+		values[13] = CStringGetTextDatum(st->pin_holder);
+		nulls[13] = (st->pin_holder[0] == '\0');
+		values[14] = Int64GetDatum((int64) st->errors);
+		values[15] = CStringGetTextDatum(st->last_error);
+		nulls[15] = (st->last_error[0] == '\0');
+		values[16] = nullable_ts(st->last_error_at, &nulls[16]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

@@ -103,6 +103,7 @@ step_body(const char *sql, bool needs_extension, AwaStepResult *res)
 	{
 		copy_column(res->col1, sizeof(res->col1), 1);
 		copy_column(res->col2, sizeof(res->col2), 2);
+		copy_column(res->col3, sizeof(res->col3), 3);
 	}
 
 	disable_timeout(STATEMENT_TIMEOUT, false);

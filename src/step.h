@@ -22,8 +22,9 @@ typedef enum AwaExtensionState
 typedef struct AwaStepResult
 {
 	AwaExtensionState extension;
-	char		col1[AWA_LABEL_LEN];	/* first two columns of the first row */
+	char		col1[AWA_LABEL_LEN];	/* first three columns of the first row */
 	char		col2[AWA_LABEL_LEN];
+	char		col3[AWA_ERROR_LEN];
 } AwaStepResult;
 
 /*

@@ -27,6 +27,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
+#include "utils/varlena.h"
 
 #include "src/step.h"
 #include "src/worker_args.h"
@@ -37,6 +38,7 @@ typedef struct WorkerSchedule
 {
 	TimestampTz next_ring[AWA_RING_COUNT];
 	TimestampTz next_promote;
+	TimestampTz next_fold;
 	TimestampTz next_rescue;
 	TimestampTz next_heartbeat;
 	TimestampTz next_leader_try;
@@ -208,6 +210,53 @@ job_tick(TimestampTz now, TimestampTz *next_at, int interval_ms, const char *lab
 	awa_run_step(status, label, sql, &res);
 }
 
+/* Record one fold's outcome (col1 outcome, col2 rows, col3 pin holder). */
+static void
+count_fold(const AwaStepResult *res, bool trimmed)
+{
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	if (strcmp(res->col1, "stood_down") == 0)
+	{
+		status->folds_stood_down++;
+		strlcpy(status->pin_holder, res->col3, AWA_ERROR_LEN);
+	}
+	else if (strcmp(res->col1, "folded") == 0)
+	{
+		status->folds_run++;
+		if (trimmed)
+			status->rows_trimmed += strtoul(res->col2, NULL, 10);
+		else
+			status->rows_folded += strtoul(res->col2, NULL, 10);
+		status->pin_holder[0] = '\0';
+	}
+	status->last_fold_at = GetCurrentTimestamp();
+	LWLockRelease(awa_shared->lock);
+}
+
+/*
+ * The horizon-gated folds, each its own transaction (the gate is checked at the
+ * start of each): rollup deltas, ledger trim, failed_jobs retention.
+ */
+static void
+fold_tick(TimestampTz now)
+{
+	AwaStepResult res;
+
+	if (now < sched.next_fold)
+		return;
+	sched.next_fold = after_ms(now, awa_bgw_fold_interval);
+	if (awa_run_step(status, "fold of the rollup deltas",
+					 "SELECT outcome, folded_rows, pin FROM awa.fold_terminal_rollup_deltas('awa')",
+					 &res) && res.extension == AWA_EXT_READY)
+		count_fold(&res, false);
+	if (awa_run_step(status, "fold of the ring ledgers",
+					 "SELECT outcome, trimmed_rows, pin FROM awa.fold_ring_rotation_ledgers('awa')",
+					 &res) && res.extension == AWA_EXT_READY)
+		count_fold(&res, true);
+	awa_run_step(status, "failed_jobs retention",
+				 "SELECT outcome, purged, pin FROM awa.purge_failed_jobs_gated('awa')", &res);
+}
+
 /* One pass of the state machine; returns the next time anything is due. */
 static TimestampTz
 worker_tick(void)
@@ -244,14 +293,42 @@ worker_tick(void)
 			 "SELECT promoted FROM awa.promote_deferred('awa')");
 	job_tick(now, &sched.next_rescue, awa_bgw_rescue_interval, "rescue",
 			 "SELECT rescued, outcome FROM awa.rescue('awa')");
+	fold_tick(now);
 	for (r = 0; r < AWA_RING_COUNT; r++)
 	{
 		ring_tick((AwaRing) r, now);
 		next = Min(next, sched.next_ring[r]);
 	}
 	next = Min(next, sched.next_promote);
+	next = Min(next, sched.next_fold);
 	next = Min(next, sched.next_rescue);
 	return Min(next, sched.next_heartbeat);
+}
+
+/*
+ * Whether this worker's database is still listed in awa_bgw.databases. The
+ * launcher stops the worker of a database removed from the list; the worker
+ * also checks for itself after each reload, so that it stops even when the
+ * launcher that started it is gone.
+ */
+static bool
+database_still_listed(void)
+{
+	char	   *raw = pstrdup(awa_bgw_databases ? awa_bgw_databases : "");
+	List	   *names = NIL;
+	ListCell   *lc;
+	bool		listed = false;
+
+	if (!SplitIdentifierString(raw, ',', &names))
+		listed = true;			/* a bad list is the launcher's to report */
+	foreach(lc, names)
+	{
+		if (strcmp((const char *) lfirst(lc), status->dbname) == 0)
+			listed = true;
+	}
+	list_free(names);
+	pfree(raw);
+	return listed;
 }
 
 static void
@@ -304,9 +381,17 @@ awa_bgw_worker_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			if (!database_still_listed())
+			{
+				ereport(LOG,
+						(errmsg("awa_bgw: database \"%s\" is no longer listed in awa_bgw.databases; "
+								"worker exiting", status->dbname)));
+				leader_release();
+				proc_exit(0);
+			}
 			/* a new cadence or retry interval takes effect at once */
 			memset(sched.next_ring, 0, sizeof(sched.next_ring));
-			sched.next_promote = sched.next_rescue = 0;
+			sched.next_promote = sched.next_rescue = sched.next_fold = 0;
 			sched.next_leader_try = 0;
 		}
 	}
