@@ -131,7 +131,6 @@ extern void awa_shmem_startup(void);
 extern AwaSharedState *awa_shared;
 extern AwaWorkerStatus *awa_status_attach(Oid dboid, const char *dbname);
 extern void awa_status_set_state(AwaWorkerStatus *st, AwaWorkerState state);
-extern const char *awa_state_name(AwaWorkerState state);
 extern int	awa_rotate_outcome_index(const char *outcome, const char *blocker);
 extern int	awa_prune_outcome_index(const char *outcome);
 

@@ -58,7 +58,7 @@ awa_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-const char *
+static const char *
 awa_state_name(AwaWorkerState state)
 {
 	switch (state)

@@ -35,6 +35,8 @@
 
 #include "src/step.h"
 
+static void record_error(AwaWorkerStatus *st, const char *label, ErrorData *edata);
+
 /*
  * The installed extension version, or AWA_EXT_ABSENT. Must run inside a
  * transaction. A direct catalog read: cheap enough for every step.
@@ -140,7 +142,7 @@ run_step(AwaWorkerStatus *st, const char *label, const char *sql, bool needs_ext
 		FlushErrorState();
 		AbortCurrentTransaction();
 		ok = false;
-		awa_record_error(st, label, edata);
+		record_error(st, label, edata);
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
@@ -164,8 +166,8 @@ awa_run_session_step(AwaWorkerStatus *st, const char *label, const char *sql,
 }
 
 /* Log the error of a step, count it, and keep it in the status. */
-void
-awa_record_error(AwaWorkerStatus *st, const char *label, ErrorData *edata)
+static void
+record_error(AwaWorkerStatus *st, const char *label, ErrorData *edata)
 {
 	ereport(WARNING,
 			(errmsg("awa_bgw: %s failed: %s", label, edata->message),

@@ -38,6 +38,5 @@ extern bool awa_run_step(AwaWorkerStatus *st, const char *label, const char *sql
 						 AwaStepResult *res);
 extern bool awa_run_session_step(AwaWorkerStatus *st, const char *label, const char *sql,
 								 AwaStepResult *res);
-extern void awa_record_error(AwaWorkerStatus *st, const char *label, ErrorData *edata);
 
 #endif							/* AWA_STEP_H */
