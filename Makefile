@@ -6,8 +6,11 @@ MODULE_big = awa_bgw
 OBJS = awa_bgw.o $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
 
 EXTENSION = awa_bgw
-EXTVERSION = 0.7
-DATA_built = awa_bgw--$(EXTVERSION).sql
+# Every version keeps a full script; upgrades 0.6 -> 0.7 -> 0.8. Each script is
+# assembled from the pieces in sql-src/ by sql-src/build.sh, from a list per script.
+EXT_SCRIPTS = awa_bgw--0.6.sql awa_bgw--0.7.sql awa_bgw--0.8.sql \
+	awa_bgw--0.6--0.7.sql awa_bgw--0.7--0.8.sql
+DATA_built = $(EXT_SCRIPTS)
 
 PG_CPPFLAGS = -I$(srcdir)
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Werror
@@ -27,8 +30,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-awa_bgw--$(EXTVERSION).sql: $(sort $(wildcard sql-src/*.sql))
-	cat $^ > $@
+SQL_PIECES = $(wildcard $(srcdir)/sql-src/*.sql $(srcdir)/sql-src/*/*.sql)
+
+awa_bgw--%.sql: $(srcdir)/sql-src/awa_bgw--%.list $(SQL_PIECES) $(srcdir)/sql-src/build.sh
+	sh $(srcdir)/sql-src/build.sh $< > $@
 
 .PHONY: model-check test run stop
 run:

@@ -1,19 +1,9 @@
--- The fleet: every process that runs maintenance registers here with a heartbeat and
--- its binary_version (NULL = a pre-0.7 process that does not know the ledger).
+-- The fleet: versions, the flip gate's counts, the heartbeat.
 
-CREATE TABLE awa.runtime_instances (
-    instance_id uuid PRIMARY KEY,
-    name text NOT NULL,
-    version text,
-    binary_version text,
-    pid int,
-    started_at timestamptz NOT NULL DEFAULT now(),
-    last_seen_at timestamptz NOT NULL DEFAULT now()
-);
 
 -- major*10^6 + minor*10^3 + patch; a pre-release or build suffix is ignored;
 -- NULL when the text does not start with a version number.
-CREATE FUNCTION awa.semver_rank(p_version text) RETURNS bigint
+CREATE OR REPLACE FUNCTION awa.semver_rank(p_version text) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -23,11 +13,11 @@ AS $$
     WHERE m IS NOT NULL
 $$;
 
-CREATE FUNCTION awa.ring_authority_min_flip_version() RETURNS text
+CREATE OR REPLACE FUNCTION awa.ring_authority_min_flip_version() RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT '0.7.0'::text $$;
 
-CREATE FUNCTION awa.ring_authority_status(p_schema text, p_fresh_seconds float8 DEFAULT 90,
+CREATE OR REPLACE FUNCTION awa.ring_authority_status(p_schema text, p_fresh_seconds float8 DEFAULT 90,
     OUT authority text, OUT flipped_at timestamptz, OUT live_instances bigint,
     OUT flip_aware_instances bigint, OUT blocking_instances bigint)
 LANGUAGE plpgsql STABLE
@@ -56,7 +46,7 @@ $$;
 
 -- Called by every awa_bgw worker on awa_bgw.runtime_heartbeat_interval: upsert its own
 -- row; the leader also removes rows that have been stale for a day.
-CREATE FUNCTION awa.runtime_heartbeat(p_instance_id uuid, p_name text, p_version text,
+CREATE OR REPLACE FUNCTION awa.runtime_heartbeat(p_instance_id uuid, p_name text, p_version text,
                                       p_pid int, p_is_leader boolean)
 RETURNS void
 LANGUAGE plpgsql
@@ -72,5 +62,33 @@ BEGIN
     IF p_is_leader THEN
         DELETE FROM awa.runtime_instances WHERE last_seen_at < now() - interval '1 day';
     END IF;
+END
+$$;
+
+-- The runtimes that keep the flip from running: fresh (a heartbeat within
+-- p_fresh_seconds) and not known to be flip-aware. For a DBA, before flipping.
+CREATE OR REPLACE FUNCTION awa.ring_authority_blockers(p_schema text,
+    p_fresh_seconds float8 DEFAULT 90)
+RETURNS TABLE (instance_id uuid, name text, version text, binary_version text, pid int,
+               last_seen_at timestamptz, reason text)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM awa.ring_authority_status(p_schema, p_fresh_seconds);   -- validates arguments
+    RETURN QUERY
+    SELECT i.instance_id, i.name, i.version, i.binary_version, i.pid, i.last_seen_at,
+           CASE WHEN i.binary_version IS NULL
+                THEN 'no binary_version: a pre-0.7 runtime'
+                WHEN awa.semver_rank(i.binary_version) IS NULL
+                THEN format('binary_version %L is not a version', i.binary_version)
+                ELSE format('binary_version %s is older than %s', i.binary_version,
+                            awa.ring_authority_min_flip_version()) END
+      FROM awa.runtime_instances i
+     WHERE i.last_seen_at >= now() - make_interval(secs => p_fresh_seconds)
+       AND (awa.semver_rank(i.binary_version) IS NULL
+            OR awa.semver_rank(i.binary_version)
+               < awa.semver_rank(awa.ring_authority_min_flip_version()))
+     ORDER BY i.last_seen_at DESC, i.instance_id;
 END
 $$;

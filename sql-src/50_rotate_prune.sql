@@ -11,7 +11,7 @@
 --   -> children ACCESS EXCLUSIVE under awa_bgw.prune_lock_timeout (prune only)
 -- and repeat every gate under them. Nothing here ever waits for a lock it could skip.
 
-CREATE FUNCTION awa.try_relation_empty(regclass) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa.try_relation_empty(regclass) RETURNS boolean
 AS 'MODULE_PATHNAME', 'awa_try_relation_empty'
 LANGUAGE C STRICT VOLATILE;
 
@@ -20,14 +20,14 @@ COMMENT ON FUNCTION awa.try_relation_empty(regclass) IS
 'progress (a dirty snapshot), false when it holds one, NULL when its ACCESS SHARE lock '
 'cannot be had at once (never waits)';
 
-CREATE FUNCTION awa.ring_child(p_family text, p_slot int) RETURNS regclass
+CREATE OR REPLACE FUNCTION awa.ring_child(p_family text, p_slot int) RETURNS regclass
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT format('awa.%I', p_family || '_' || p_slot)::regclass $$;
 
 -- The first family whose child in this slot holds a row, 'locked' when a child cannot
 -- be read without waiting, NULL when every child of the slot is empty.
-CREATE FUNCTION awa.ring_slot_blocker(p_ring text, p_slot int) RETURNS text
+CREATE OR REPLACE FUNCTION awa.ring_slot_blocker(p_ring text, p_slot int) RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -48,7 +48,7 @@ END
 $$;
 
 -- true when every family of the ring is empty, NULL when a child is locked.
-CREATE FUNCTION awa.ring_is_idle(p_ring text) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa.ring_is_idle(p_ring text) RETURNS boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -70,7 +70,7 @@ $$;
 
 -- The oldest sealed slot and its last-open generation, derived from the cursor:
 -- none while generation 0 is current; on a full ring it is the slot after the cursor.
-CREATE FUNCTION awa.ring_oldest_sealed(p_slot int, p_generation bigint, p_slot_count int,
+CREATE OR REPLACE FUNCTION awa.ring_oldest_sealed(p_slot int, p_generation bigint, p_slot_count int,
                                        OUT slot int, OUT generation bigint)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
@@ -84,7 +84,7 @@ $$;
 -- nothing; it may be truncated once carry-forward has run). The queue ring's proof:
 -- every ready entry has been claimed (its lane_seq is at or below its lane's position)
 -- or cancelled (tombstone). Claims and heartbeats are carried forward instead.
-CREATE FUNCTION awa.ring_slot_live_reason(p_ring text, p_slot int) RETURNS text
+CREATE OR REPLACE FUNCTION awa.ring_slot_live_reason(p_ring text, p_slot int) RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -128,7 +128,7 @@ $$;
 -- ring: the newest heartbeat of every attempt still open. Every carried receipt's lane
 -- claim lock is tried too (lane positions are read under it). All locks are tried before
 -- anything is written: a busy one returns its reason and nothing is carried.
-CREATE FUNCTION awa.ring_slot_carry_forward(p_ring text, p_slot int, p_keep_lanes int[])
+CREATE OR REPLACE FUNCTION awa.ring_slot_carry_forward(p_ring text, p_slot int, p_keep_lanes int[])
 RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -211,71 +211,7 @@ BEGIN
 END
 $$;
 
--- Takes the ring's serializer without waiting. Returns the authority it was taken
--- under, or NULL when it is busy. The singleton is locked before the authority is
--- read, and the authority is read in a statement of its own.
-CREATE FUNCTION awa.ring_try_serializer(p_ring text) RETURNS text
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v_locked boolean;
-    v_authority text;
-BEGIN
-    EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I WHERE singleton '
-                   'FOR UPDATE SKIP LOCKED)', p_ring || '_ring_state')
-       INTO v_locked;
-    IF NOT v_locked THEN
-        RETURN NULL;
-    END IF;
-    v_authority := awa.ring_authority();
-    IF v_authority = 'ledger' AND NOT pg_try_advisory_xact_lock(hashtextextended(
-            'awa.queue_storage.ring_rotation:awa:' || p_ring, 0)) THEN
-        RETURN NULL;
-    END IF;
-    RETURN v_authority;
-END
-$$;
-
--- Advances the cursor by one under the given authority; false = lost compare-and-swap.
-CREATE FUNCTION awa.ring_append(p_ring text, p_authority text, p_generation bigint,
-                                p_slot int, p_slot_count int)
-RETURNS boolean
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    n bigint;
-BEGIN
-    IF p_authority = 'ledger' THEN
-        EXECUTE format('INSERT INTO awa.%I (generation, slot) VALUES ($1, $2) '
-                       'ON CONFLICT (generation) DO NOTHING', p_ring || '_ring_rotations')
-          USING p_generation, p_slot;
-        GET DIAGNOSTICS n = ROW_COUNT;
-        RETURN n = 1;
-    END IF;
-    -- columns (compat): CAS the singleton, stamp the incoming slot, backfill the ledger
-    -- with every generation up to the new one (a pre-ledger rotator may have advanced
-    -- the columns without it).
-    EXECUTE format('UPDATE awa.%I SET current_slot = $1, generation = $2 '
-                   'WHERE singleton AND generation = $2 - 1', p_ring || '_ring_state')
-      USING p_slot, p_generation;
-    GET DIAGNOSTICS n = ROW_COUNT;
-    IF n = 0 THEN
-        RETURN false;
-    END IF;
-    EXECUTE format('UPDATE awa.%I SET generation = $1 WHERE slot = $2', p_ring || '_ring_slots')
-      USING p_generation, p_slot;
-    EXECUTE format('INSERT INTO awa.%1$I (generation, slot) '
-                   'SELECT g, (g %% $2)::int FROM generate_series('
-                   '(SELECT coalesce(max(generation), -1) + 1 FROM awa.%1$I), $1) g '
-                   'ON CONFLICT (generation) DO NOTHING', p_ring || '_ring_rotations')
-      USING p_generation, p_slot_count;
-    RETURN true;
-END
-$$;
-
-CREATE FUNCTION awa.rotate(p_schema text, p_ring text,
+CREATE OR REPLACE FUNCTION awa.rotate(p_schema text, p_ring text,
     OUT ring text, OUT outcome text, OUT blocker text, OUT slot int, OUT generation bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -339,33 +275,11 @@ BEGIN
 END
 $$;
 
--- Queue prune appends the slot's terminal counts to the delta table (never upserts the
--- rollups); the fold merges them later.
-CREATE FUNCTION awa.queue_slot_append_rollup_deltas(p_slot int) RETURNS bigint
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    n bigint;
-BEGIN
-    EXECUTE format(
-        'INSERT INTO awa.queue_terminal_rollup_deltas '
-        '       (queue, priority, pruned_completed_delta, pruned_failed_delta) '
-        'SELECT queue, priority, count(*) FILTER (WHERE state = ''completed''), '
-        '       count(*) FILTER (WHERE state = ''failed'') '
-        '  FROM awa.%I GROUP BY queue, priority '
-        'HAVING count(*) FILTER (WHERE state IN (''completed'', ''failed'')) > 0 '
-        ' ORDER BY queue, priority', 'done_entries_' || p_slot);
-    GET DIAGNOSTICS n = ROW_COUNT;
-    RETURN n;
-END
-$$;
-
 -- The lanes whose newest receipt in this claim slot is still needed as the lane's
 -- position: the queue ring still holds an entry of the lane at or below it. Read before
 -- prune's exclusive locks (it reads every ready child); entries only ever leave the
 -- queue ring, so the answer can only become too large, never too small.
-CREATE FUNCTION awa.claim_slot_position_lanes(p_slot int) RETURNS int[]
+CREATE OR REPLACE FUNCTION awa.claim_slot_position_lanes(p_slot int) RETURNS int[]
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -386,7 +300,7 @@ $$;
 -- again, carry-forward, the rollup deltas, the TRUNCATE. Returns {outcome, reason}.
 -- The caller runs it with lock_timeout = awa_bgw.prune_lock_timeout, so that no wait
 -- under the exclusive locks outlasts it.
-CREATE FUNCTION awa.prune_locked(p_ring text, p_slot int, p_keep_lanes int[]) RETURNS text[]
+CREATE OR REPLACE FUNCTION awa.prune_locked(p_ring text, p_slot int, p_keep_lanes int[]) RETURNS text[]
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -408,7 +322,7 @@ BEGIN
         RETURN ARRAY['blocked', v_reason];
     END IF;
     IF p_ring = 'queue' THEN
-        PERFORM awa.queue_slot_append_rollup_deltas(p_slot);
+        PERFORM awa.queue_slot_record_terminal_counts(p_slot);
     END IF;
     EXECUTE (SELECT 'TRUNCATE ' || string_agg(awa.ring_child(f, p_slot)::text, ', ')
                FROM unnest(awa.ring_families(p_ring)) f);
@@ -416,7 +330,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION awa.prune(p_schema text, p_ring text,
+CREATE OR REPLACE FUNCTION awa.prune(p_schema text, p_ring text,
     OUT ring text, OUT outcome text, OUT reason text, OUT slot int, OUT generation bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp

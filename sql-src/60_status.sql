@@ -1,7 +1,7 @@
 -- Status views: the rings as the tables show them, and the workers as shared memory
 -- shows them.
 
-CREATE FUNCTION awa.ring_ledger_stats(p_ring text,
+CREATE OR REPLACE FUNCTION awa.ring_ledger_stats(p_ring text,
     OUT ledger_rows bigint, OUT last_rotated_at timestamptz)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -13,7 +13,7 @@ BEGIN
 END
 $$;
 
-CREATE VIEW awa.ring_status AS
+CREATE OR REPLACE VIEW awa.ring_status AS
 SELECT r.ring,
        awa.ring_authority() AS authority,
        c.slot AS current_slot,
@@ -35,22 +35,3 @@ SELECT r.ring,
 COMMENT ON VIEW awa.ring_status IS
 'per ring: authority, cursor, slot count, ledger length, last rotation, and the sealed '
 'slots that still hold rows';
-
-CREATE FUNCTION awa.maintenance_worker_status(
-    OUT database name, OUT pid int, OUT state text, OUT state_since timestamptz,
-    OUT started_at timestamptz, OUT leader_since timestamptz,
-    OUT rotations jsonb, OUT prunes jsonb,
-    OUT folds_run bigint, OUT folds_stood_down bigint, OUT rows_folded bigint,
-    OUT rows_trimmed bigint, OUT last_fold_at timestamptz, OUT pin_holder text,
-    OUT errors bigint, OUT last_error text, OUT last_error_at timestamptz)
-RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'awa_maintenance_worker_status'
-LANGUAGE C STRICT VOLATILE;
-
-CREATE VIEW awa.maintenance_status AS
-SELECT * FROM awa.maintenance_worker_status();
-
-COMMENT ON VIEW awa.maintenance_status IS
-'one row per awa_bgw maintenance worker of this cluster: state, leadership, per-ring '
-'rotate and prune outcome counters, folds run and stood down (with the pin holder seen '
-'at the last stand-down), rows folded and trimmed, errors';

@@ -1,64 +1,11 @@
 -- Jobs outside the rings, lanes, validation, and enqueue (docs/storage.md §2, §5).
 
-CREATE SEQUENCE awa.job_id_seq;
-CREATE SEQUENCE awa.lane_seq;          -- lane order: taken under the lane's enqueue lock
-CREATE SEQUENCE awa.queue_lane_id_seq AS int;
-
--- One row per (queue, priority, shard), all shards of a (queue, priority) registered
--- together; insert-only.
-CREATE TABLE awa.queue_lanes (
-    lane_id int PRIMARY KEY,
-    queue text NOT NULL,
-    priority smallint NOT NULL,
-    shard smallint NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now(),
-    UNIQUE (queue, priority, shard)
-);
-
--- Future run_at and retries; promotion deletes and enqueues (a backlog table, not a ring).
-CREATE TABLE awa.deferred_jobs (
-    job_id bigint PRIMARY KEY,
-    queue text NOT NULL,
-    priority smallint NOT NULL,
-    kind text NOT NULL,
-    args jsonb NOT NULL,
-    attempt int NOT NULL,
-    max_attempts int NOT NULL,
-    run_at timestamptz NOT NULL,
-    created_at timestamptz NOT NULL,
-    last_error text
-);
-CREATE INDEX ON awa.deferred_jobs (run_at, job_id);
-CREATE INDEX ON awa.deferred_jobs (queue);
-
--- Jobs whose attempts are exhausted; kept awa_bgw.failed_retention.
-CREATE TABLE awa.failed_jobs (
-    job_id bigint PRIMARY KEY,
-    queue text NOT NULL,
-    priority smallint NOT NULL,
-    kind text NOT NULL,
-    args jsonb NOT NULL,
-    attempts int NOT NULL,
-    max_attempts int NOT NULL,
-    error text,
-    created_at timestamptz NOT NULL,
-    failed_at timestamptz NOT NULL DEFAULT clock_timestamp()
-);
-CREATE INDEX ON awa.failed_jobs (failed_at);
-
-SELECT pg_catalog.pg_extension_config_dump('awa.queue_lanes', '');
-SELECT pg_catalog.pg_extension_config_dump('awa.deferred_jobs', '');
-SELECT pg_catalog.pg_extension_config_dump('awa.failed_jobs', '');
-SELECT pg_catalog.pg_extension_config_dump('awa.job_id_seq', '');
-SELECT pg_catalog.pg_extension_config_dump('awa.lane_seq', '');
-SELECT pg_catalog.pg_extension_config_dump('awa.queue_lane_id_seq', '');
-
-CREATE FUNCTION awa.lane_shards() RETURNS int
+CREATE OR REPLACE FUNCTION awa.lane_shards() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 4 $$;
 
 -- The ring-writing functions read the ring cursor and need a snapshot that sees the
 -- current one: a REPEATABLE READ snapshot could name a slot that has been reused.
-CREATE FUNCTION awa.require_read_committed() RETURNS void
+CREATE OR REPLACE FUNCTION awa.require_read_committed() RETURNS void
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -72,7 +19,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION awa.check_name(p_what text, p_value text) RETURNS void
+CREATE OR REPLACE FUNCTION awa.check_name(p_what text, p_value text) RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -90,7 +37,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION awa.check_job(p_queue text, p_kind text, p_args jsonb, p_priority smallint,
+CREATE OR REPLACE FUNCTION awa.check_job(p_queue text, p_kind text, p_args jsonb, p_priority smallint,
                               p_run_at timestamptz, p_max_attempts int)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
@@ -130,7 +77,7 @@ $$;
 -- already been pruned (so nothing in it can be unclaimed). The sequences are created
 -- at run time, so they are not extension members: pg_dump keeps them with their values,
 -- and DROP EXTENSION leaves them in schema awa (a later install reuses them).
-CREATE FUNCTION awa.ensure_lanes(p_queue text, p_priority smallint) RETURNS void
+CREATE OR REPLACE FUNCTION awa.ensure_lanes(p_queue text, p_priority smallint) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET client_min_messages = warning
@@ -159,7 +106,7 @@ END
 $$;
 
 -- The lane's head sequence.
-CREATE FUNCTION awa.lane_head_seq(p_lane_id int) RETURNS regclass
+CREATE OR REPLACE FUNCTION awa.lane_head_seq(p_lane_id int) RETURNS regclass
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT format('awa.%I', 'lane_' || p_lane_id || '_head')::regclass $$;
@@ -168,7 +115,7 @@ AS $$ SELECT format('awa.%I', 'lane_' || p_lane_id || '_head')::regclass $$;
 -- first enqueue registers them itself, but until that transaction commits, other
 -- first enqueues of the same (queue, priority) wait for it; registering up front, in a
 -- transaction of its own, avoids that wait.
-CREATE FUNCTION awa.register_queue(queue text, priority smallint DEFAULT 0) RETURNS void
+CREATE OR REPLACE FUNCTION awa.register_queue(queue text, priority smallint DEFAULT 0) RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -187,7 +134,7 @@ $$;
 -- order) and take the first free one; concurrent producers spread over the shards, so
 -- several claimers can drain them at once. Only when every shard is busy does it wait,
 -- for its own.
-CREATE FUNCTION awa.lock_enqueue_lane(p_queue text, p_priority smallint) RETURNS int
+CREATE OR REPLACE FUNCTION awa.lock_enqueue_lane(p_queue text, p_priority smallint) RETURNS int
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -223,23 +170,10 @@ END
 $$;
 
 -- A job on its way into the ring (enqueue, batch, promotion, retry).
-CREATE TYPE awa.new_job AS (
-    ord int,
-    job_id bigint,
-    kind text,
-    args jsonb,
-    priority smallint,
-    run_at timestamptz,
-    attempt int,
-    max_attempts int,
-    created_at timestamptz,
-    error text
-);
-
 -- Appends ready entries for jobs of one (queue, priority), due now, into the current
 -- queue slot, under one lane lock. The cursor is read after the lock, in its own
 -- statement; lane_seq is taken in job_id order.
-CREATE FUNCTION awa.enqueue_ready(p_queue text, p_priority smallint, p_jobs awa.new_job[])
+CREATE OR REPLACE FUNCTION awa.enqueue_ready(p_queue text, p_priority smallint, p_jobs awa.new_job[])
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -261,7 +195,7 @@ $$;
 
 -- Routes validated jobs of one queue: future run_at to deferred_jobs, the rest into the
 -- ring, one lane lock per priority (in priority order, so two batches cannot deadlock).
-CREATE FUNCTION awa.enqueue_jobs(p_queue text, p_jobs awa.new_job[]) RETURNS void
+CREATE OR REPLACE FUNCTION awa.enqueue_jobs(p_queue text, p_jobs awa.new_job[]) RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -282,7 +216,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION awa.enqueue(queue text, kind text, args jsonb DEFAULT '{}',
+CREATE OR REPLACE FUNCTION awa.enqueue(queue text, kind text, args jsonb DEFAULT '{}',
                             priority smallint DEFAULT 0, run_at timestamptz DEFAULT now(),
                             max_attempts int DEFAULT 25)
 RETURNS bigint
@@ -305,7 +239,7 @@ $$;
 
 -- Many jobs in one round trip: a JSON array of objects with "kind" (required), "args",
 -- "priority", "run_at", "max_attempts". Returns the job ids in input order.
-CREATE FUNCTION awa.enqueue_batch(queue text, jobs jsonb) RETURNS SETOF bigint
+CREATE OR REPLACE FUNCTION awa.enqueue_batch(queue text, jobs jsonb) RETURNS SETOF bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$

@@ -4,7 +4,7 @@
 -- The lane's position: its newest receipt, probing claim children from the current
 -- slot backwards (each by name). (0, NULL) when the lane has never been claimed from.
 -- Callers hold the lane's claim lock, so claim prune cannot carry it away meanwhile.
-CREATE FUNCTION awa.lane_position(p_lane_id int, p_claim_slot int DEFAULT NULL,
+CREATE OR REPLACE FUNCTION awa.lane_position(p_lane_id int, p_claim_slot int DEFAULT NULL,
                                   p_claim_gen bigint DEFAULT NULL,
                                   OUT lane_seq bigint, OUT ready_generation bigint)
 LANGUAGE plpgsql STABLE
@@ -41,7 +41,7 @@ $$;
 -- read when the head is older than every live slot. Unclaimed entries are always within
 -- the last slot_count generations: prune never truncates a slot holding one, so the
 -- ring cannot turn past it.
-CREATE FUNCTION awa.lane_candidates(p_lane_id int, p_after bigint, p_from_gen bigint,
+CREATE OR REPLACE FUNCTION awa.lane_candidates(p_lane_id int, p_after bigint, p_from_gen bigint,
                                     p_limit int, p_queue_gen bigint DEFAULT NULL)
 RETURNS SETOF awa.ready_entries
 LANGUAGE plpgsql STABLE
@@ -80,7 +80,7 @@ $$;
 
 -- Whether a lane may hold unclaimed entries at all: its head generation is still in
 -- the ring. Reads a sequence, no partition.
-CREATE FUNCTION awa.lane_may_have_work(p_lane_id int, p_queue_gen bigint) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa.lane_may_have_work(p_lane_id int, p_queue_gen bigint) RETURNS boolean
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -88,22 +88,8 @@ AS $$
                     > p_queue_gen - awa.ring_slot_count('queue'), false)
 $$;
 
-CREATE TYPE awa.claimed_job AS (
-    job_id bigint,
-    run_lease int,
-    queue text,
-    kind text,
-    args jsonb,
-    priority smallint,
-    attempt int,
-    max_attempts int,
-    created_at timestamptz,
-    claimed_at timestamptz,
-    deadline_at timestamptz
-);
-
 -- Claims from one lane whose claim lock the caller holds; returns the claimed jobs.
-CREATE FUNCTION awa.claim_lane(p_lane_id int, p_limit int, p_deadline interval,
+CREATE OR REPLACE FUNCTION awa.claim_lane(p_lane_id int, p_limit int, p_deadline interval,
                                p_claim_slot int, p_claim_gen bigint, p_queue_gen bigint)
 RETURNS SETOF awa.claimed_job
 LANGUAGE plpgsql VOLATILE
@@ -132,7 +118,7 @@ $$;
 
 -- claim(queue, max_batch, deadline): lanes in priority order, shards starting from
 -- this backend's; a lane whose claim lock is busy is left to its holder.
-CREATE FUNCTION awa.claim(queue text, max_batch int DEFAULT 1,
+CREATE OR REPLACE FUNCTION awa.claim(queue text, max_batch int DEFAULT 1,
                           deadline interval DEFAULT '5 minutes')
 RETURNS SETOF awa.claimed_job
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER

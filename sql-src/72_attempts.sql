@@ -3,13 +3,13 @@
 -- attempt is already closed (completed, rescued, cancelled) changes nothing and
 -- returns false.
 
-CREATE FUNCTION awa.attempt_lock_key(p_job_id bigint, p_run_lease int) RETURNS bigint
+CREATE OR REPLACE FUNCTION awa.attempt_lock_key(p_job_id bigint, p_run_lease int) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT hashtextextended('awa.attempt:' || p_job_id || ':' || p_run_lease, 0) $$;
 
 -- The attempt's receipt if it is still open (no closure), probing claim children from
 -- the current slot backwards; the caller holds the attempt lock.
-CREATE FUNCTION awa.open_receipt(p_job_id bigint, p_run_lease int)
+CREATE OR REPLACE FUNCTION awa.open_receipt(p_job_id bigint, p_run_lease int)
 RETURNS SETOF awa.lease_claims
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -42,7 +42,7 @@ $$;
 
 -- Closes an open attempt (closure in its receipt's slot) and, for a terminal outcome,
 -- records it in the current queue slot.
-CREATE FUNCTION awa.close_attempt(p_receipt awa.lease_claims, p_outcome text,
+CREATE OR REPLACE FUNCTION awa.close_attempt(p_receipt awa.lease_claims, p_outcome text,
                                   p_state text, p_error text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -67,7 +67,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION awa.complete(job_id bigint, run_lease int) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa.complete(job_id bigint, run_lease int) RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -87,7 +87,7 @@ $$;
 
 -- The still-open receipts of a set of attempts: one probe per claim slot, from the
 -- current one backwards. The caller holds the attempts' locks.
-CREATE FUNCTION awa.open_receipts(p_job_ids bigint[], p_run_leases int[])
+CREATE OR REPLACE FUNCTION awa.open_receipts(p_job_ids bigint[], p_run_leases int[])
 RETURNS awa.lease_claims[]
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -117,7 +117,7 @@ $$;
 
 -- Completes many attempts in one round trip (locks taken in key order); returns the
 -- attempts it completed.
-CREATE FUNCTION awa.complete_batch(job_ids bigint[], run_leases int[])
+CREATE OR REPLACE FUNCTION awa.complete_batch(job_ids bigint[], run_leases int[])
 RETURNS TABLE (job_id bigint, run_lease int)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -159,13 +159,13 @@ END
 $$;
 
 -- Retry backoff: 2^attempt seconds, at most an hour.
-CREATE FUNCTION awa.retry_backoff(p_attempt int) RETURNS interval
+CREATE OR REPLACE FUNCTION awa.retry_backoff(p_attempt int) RETURNS interval
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT make_interval(secs => least(power(2, least(p_attempt, 12)), 3600)) $$;
 
 -- Ends an open attempt as failed: retried (deferred by retry_in or the backoff) while
 -- attempts remain, else moved to failed_jobs. Shared by fail() and rescue.
-CREATE FUNCTION awa.fail_attempt(p_receipt awa.lease_claims, p_outcome text, p_error text,
+CREATE OR REPLACE FUNCTION awa.fail_attempt(p_receipt awa.lease_claims, p_outcome text, p_error text,
                                  p_retry_in interval)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -192,7 +192,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION awa.fail(job_id bigint, run_lease int, error text,
+CREATE OR REPLACE FUNCTION awa.fail(job_id bigint, run_lease int, error text,
                          retry_in interval DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -217,7 +217,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION awa.heartbeat(job_id bigint, run_lease int, progress jsonb DEFAULT NULL)
+CREATE OR REPLACE FUNCTION awa.heartbeat(job_id bigint, run_lease int, progress jsonb DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -242,7 +242,7 @@ $$;
 
 -- The newest still-claimable ready entry of a job, if any (probing every queue slot:
 -- cancel is rare; the hot paths never do this).
-CREATE FUNCTION awa.find_ready_entry(p_job_id bigint) RETURNS SETOF awa.ready_entries
+CREATE OR REPLACE FUNCTION awa.find_ready_entry(p_job_id bigint) RETURNS SETOF awa.ready_entries
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -261,7 +261,7 @@ END
 $$;
 
 -- The job's open receipt, whatever its run_lease.
-CREATE FUNCTION awa.find_open_receipt(p_job_id bigint) RETURNS SETOF awa.lease_claims
+CREATE OR REPLACE FUNCTION awa.find_open_receipt(p_job_id bigint) RETURNS SETOF awa.lease_claims
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -279,7 +279,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION awa.cancel(job_id bigint) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa.cancel(job_id bigint) RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$

@@ -2,7 +2,7 @@
 -- due deferred jobs, rescue of attempts past their deadline or silent too long, and
 -- the retention of failed_jobs.
 
-CREATE FUNCTION awa.promote_deferred(p_schema text, OUT promoted bigint)
+CREATE OR REPLACE FUNCTION awa.promote_deferred(p_schema text, OUT promoted bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -35,7 +35,7 @@ $$;
 -- failed when out of attempts. Takes the claim ring's serializer first, as prune does,
 -- so it never races a carry-forward; an attempt whose lock is busy is left for the next
 -- round.
-CREATE FUNCTION awa.rescue(p_schema text, OUT rescued bigint, OUT outcome text)
+CREATE OR REPLACE FUNCTION awa.rescue(p_schema text, OUT rescued bigint, OUT outcome text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -77,7 +77,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION awa.purge_failed_jobs(p_schema text, OUT purged bigint)
+CREATE OR REPLACE FUNCTION awa.purge_failed_jobs(p_schema text, OUT purged bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$

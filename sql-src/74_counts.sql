@@ -7,7 +7,7 @@
 -- (A REPEATABLE READ transaction's snapshot may predate a prune; its counts of pruned
 -- history are not exact.)
 
-CREATE FUNCTION awa.queue_counts_in_snapshot(queue text,
+CREATE OR REPLACE FUNCTION awa.queue_counts_in_snapshot(queue text,
     OUT available bigint, OUT scheduled bigint, OUT running bigint,
     OUT completed bigint, OUT failed bigint)
 LANGUAGE plpgsql STABLE
@@ -45,15 +45,12 @@ BEGIN
                    count(*) FILTER (WHERE d.state = 'failed') AS f
               FROM awa.done_entries d WHERE d.queue = queue_counts_in_snapshot.queue
             UNION ALL
-            SELECT r.pruned_completed_count, r.pruned_failed_count
-              FROM awa.queue_terminal_rollups r WHERE r.queue = queue_counts_in_snapshot.queue
-            UNION ALL
-            SELECT x.pruned_completed_delta, x.pruned_failed_delta
-              FROM awa.queue_terminal_rollup_deltas x WHERE x.queue = queue_counts_in_snapshot.queue) t;
+            SELECT p.completed, p.failed
+              FROM awa.queue_pruned_terminal_counts(queue_counts_in_snapshot.queue) p) t;
 END
 $$;
 
-CREATE FUNCTION awa.queue_counts(queue text,
+CREATE OR REPLACE FUNCTION awa.queue_counts(queue text,
     OUT available bigint, OUT scheduled bigint, OUT running bigint,
     OUT completed bigint, OUT failed bigint)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -70,7 +67,7 @@ $$;
 
 -- Terminal outcomes still in the queue ring (pruned history survives as counts only;
 -- failed jobs are also kept in awa.failed_jobs for awa_bgw.failed_retention).
-CREATE VIEW awa.terminal_jobs AS
+CREATE OR REPLACE VIEW awa.terminal_jobs AS
 SELECT d.job_id, d.queue, d.priority, d.kind, d.state,
        nullif(d.run_lease, 0) AS attempt, d.error, d.created_at, d.finished_at
   FROM awa.done_entries d;

@@ -5,7 +5,7 @@
 -- Every holder of the xmin horizon this database can see, with whether it counts as a
 -- genuine pin and why. Clears the statistics snapshot first (pg_stat_activity is
 -- otherwise cached for the rest of the transaction).
-CREATE FUNCTION awa.horizon_pins_at(p_min_age interval,
+CREATE OR REPLACE FUNCTION awa.horizon_pins_at(p_min_age interval,
     OUT kind text, OUT pid int, OUT name text, OUT state text, OUT xid xid, OUT xmin xid,
     OUT xact_age interval, OUT pins boolean, OUT reason text)
 RETURNS SETOF record
@@ -65,7 +65,7 @@ BEGIN
 END
 $$;
 
-CREATE VIEW awa.horizon_pins AS
+CREATE OR REPLACE VIEW awa.horizon_pins AS
 SELECT * FROM awa.horizon_pins_at(coalesce(current_setting('awa_bgw.horizon_pin_min_age', true),
                                            '5s')::interval);
 
@@ -74,7 +74,7 @@ COMMENT ON VIEW awa.horizon_pins IS
 'it (older than awa_bgw.horizon_pin_min_age) and why';
 
 -- The first genuine pin's description, or NULL when nothing pins the horizon.
-CREATE FUNCTION awa.horizon_pin_holder(p_min_age interval) RETURNS text
+CREATE OR REPLACE FUNCTION awa.horizon_pin_holder(p_min_age interval) RETURNS text
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -83,21 +83,18 @@ AS $$
      ORDER BY p.xact_age DESC NULLS LAST LIMIT 1
 $$;
 
-CREATE FUNCTION awa.horizon_pinned(min_age interval) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa.horizon_pinned(min_age interval) RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT awa.horizon_pin_holder(min_age) IS NOT NULL $$;
 
-CREATE FUNCTION awa.fold_min_age() RETURNS interval
+CREATE OR REPLACE FUNCTION awa.fold_min_age() RETURNS interval
 LANGUAGE sql STABLE
 AS $$ SELECT coalesce(current_setting('awa_bgw.horizon_pin_min_age', true), '5s')::interval $$;
 
 -- Drains the rollup deltas into the rollups (GREATEST(0, …) clamp, keys in order), unless
 -- the horizon is genuinely pinned.
-CREATE TYPE awa.rollup_delta AS (queue text, priority smallint, completed bigint,
-                                 failed bigint);
-
-CREATE FUNCTION awa.fold_terminal_rollup_deltas(p_schema text,
+CREATE OR REPLACE FUNCTION awa.fold_terminal_rollup_deltas(p_schema text,
     OUT outcome text, OUT folded_rows bigint, OUT folded_keys bigint, OUT pin text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -140,7 +137,7 @@ $$;
 
 -- Trims each ledger to its newest slot_count rows (one wrap), in both authorities,
 -- unless the horizon is genuinely pinned.
-CREATE FUNCTION awa.fold_ring_rotation_ledgers(p_schema text,
+CREATE OR REPLACE FUNCTION awa.fold_ring_rotation_ledgers(p_schema text,
     OUT outcome text, OUT trimmed_rows bigint, OUT pin text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -169,7 +166,7 @@ END
 $$;
 
 -- The failed_jobs retention, in small batches, under the same gate.
-CREATE FUNCTION awa.purge_failed_jobs_gated(p_schema text, OUT outcome text,
+CREATE OR REPLACE FUNCTION awa.purge_failed_jobs_gated(p_schema text, OUT outcome text,
                                             OUT purged bigint, OUT pin text)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp

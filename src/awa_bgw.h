@@ -19,8 +19,12 @@
 
 /* The semver this library reports as its binary_version. */
 #define AWA_BGW_BINARY_VERSION	"0.7.0"
-/* The extension versions this library maintains (others: needs_upgrade). */
+/*
+ * The extension versions this library maintains: 0.7 (either authority) and
+ * 0.8. Any other (0.6): needs_upgrade, to AWA_BGW_SCHEMA_VERSION.
+ */
 #define AWA_BGW_SCHEMA_VERSION	"0.7"
+#define AWA_BGW_SCHEMA_VERSION_NEXT "0.8"
 
 /* pg_try_advisory_lock key of the per-database maintenance leader: "AWA_MAIN". */
 #define AWA_BGW_LEADER_KEY		INT64CONST(4708303813012965710)
@@ -93,6 +97,8 @@ typedef struct AwaWorkerStatus
 	uint64		rows_trimmed;
 	TimestampTz last_fold_at;
 	char		pin_holder[AWA_ERROR_LEN];	/* empty: no pin at the last fold */
+	char		auto_flip[AWA_ERROR_LEN];	/* the auto-flip check's last verdict */
+	TimestampTz auto_flip_since;	/* start of the current stable window, or 0 */
 	uint64		errors;
 	char		last_error[AWA_ERROR_LEN];
 	TimestampTz last_error_at;

@@ -214,8 +214,8 @@ awa_maintenance_worker_status(PG_FUNCTION_ARGS)
 	for (i = 0; i < n; i++)
 	{
 		AwaWorkerStatus *st = &copy[i];
-		Datum		values[17];
-		bool		nulls[17] = {0};
+		Datum		values[19];
+		bool		nulls[19] = {0};
 
 		values[0] = CStringGetDatum(st->dbname);
 		values[0] = DirectFunctionCall1(namein, values[0]);
@@ -239,10 +239,13 @@ awa_maintenance_worker_status(PG_FUNCTION_ARGS)
 		values[12] = nullable_ts(st->last_fold_at, &nulls[12]);
 		values[13] = CStringGetTextDatum(st->pin_holder);
 		nulls[13] = (st->pin_holder[0] == '\0');
-		values[14] = Int64GetDatum((int64) st->errors);
-		values[15] = CStringGetTextDatum(st->last_error);
-		nulls[15] = (st->last_error[0] == '\0');
-		values[16] = nullable_ts(st->last_error_at, &nulls[16]);
+		values[14] = CStringGetTextDatum(st->auto_flip);
+		nulls[14] = (st->auto_flip[0] == '\0');
+		values[15] = nullable_ts(st->auto_flip_since, &nulls[15]);
+		values[16] = Int64GetDatum((int64) st->errors);
+		values[17] = CStringGetTextDatum(st->last_error);
+		nulls[17] = (st->last_error[0] == '\0');
+		values[18] = nullable_ts(st->last_error_at, &nulls[18]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

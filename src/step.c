@@ -62,8 +62,9 @@ extension_state(void)
 									 RelationGetDescr(rel), &isnull);
 		char	   *version = isnull ? "" : TextDatumGetCString(d);
 
-		result = strcmp(version, AWA_BGW_SCHEMA_VERSION) == 0 ? AWA_EXT_READY
-			: AWA_EXT_OTHER_VERSION;
+		result = (strcmp(version, AWA_BGW_SCHEMA_VERSION) == 0 ||
+				  strcmp(version, AWA_BGW_SCHEMA_VERSION_NEXT) == 0)
+			? AWA_EXT_READY : AWA_EXT_OTHER_VERSION;
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);

@@ -15,7 +15,7 @@
 typedef enum AwaExtensionState
 {
 	AWA_EXT_ABSENT = 0,
-	AWA_EXT_READY,				/* installed at AWA_BGW_SCHEMA_VERSION */
+	AWA_EXT_READY,				/* installed at a version this library runs */
 	AWA_EXT_OTHER_VERSION		/* installed at a version this library does not run */
 } AwaExtensionState;
 

@@ -29,6 +29,7 @@
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
+#include "src/autoflip.h"
 #include "src/step.h"
 #include "src/worker_args.h"
 
@@ -75,6 +76,7 @@ leader_release(void)
 	run_bool_step("leader release",
 				  "SELECT pg_catalog.pg_advisory_unlock(4708303813012965710)");
 	sched.is_leader = false;
+	awa_auto_flip_reset(status, "not leader");
 	ereport(LOG, (errmsg("awa_bgw: gave up maintenance leadership of database \"%s\"",
 						 status->dbname)));
 }
@@ -235,7 +237,8 @@ count_fold(const AwaStepResult *res, bool trimmed)
 
 /*
  * The horizon-gated folds, each its own transaction (the gate is checked at the
- * start of each): rollup deltas, ledger trim, failed_jobs retention.
+ * start of each): rollup deltas, ledger trim, failed_jobs retention; then the
+ * auto-flip check.
  */
 static void
 fold_tick(TimestampTz now)
@@ -255,6 +258,7 @@ fold_tick(TimestampTz now)
 		count_fold(&res, true);
 	awa_run_step(status, "failed_jobs retention",
 				 "SELECT outcome, purged, pin FROM awa.purge_failed_jobs_gated('awa')", &res);
+	awa_auto_flip_tick(status, now);
 }
 
 /* One pass of the state machine; returns the next time anything is due. */

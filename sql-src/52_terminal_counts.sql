@@ -1,0 +1,39 @@
+-- Terminal counts of pruned history: prune records a pruned slot's counts, counts
+-- read them back (0.7: appended deltas plus the folded rollups).
+
+-- Queue prune appends the slot's terminal counts to the delta table (never upserts the
+-- rollups); the fold merges them later.
+CREATE OR REPLACE FUNCTION awa.queue_slot_record_terminal_counts(p_slot int) RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+BEGIN
+    EXECUTE format(
+        'INSERT INTO awa.queue_terminal_rollup_deltas '
+        '       (queue, priority, pruned_completed_delta, pruned_failed_delta) '
+        'SELECT queue, priority, count(*) FILTER (WHERE state = ''completed''), '
+        '       count(*) FILTER (WHERE state = ''failed'') '
+        '  FROM awa.%I GROUP BY queue, priority '
+        'HAVING count(*) FILTER (WHERE state IN (''completed'', ''failed'')) > 0 '
+        ' ORDER BY queue, priority', 'done_entries_' || p_slot);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+
+-- The terminal counts of a queue's pruned history: the folded rollups plus the deltas
+-- not folded yet. STABLE: it reads in its caller's snapshot.
+CREATE OR REPLACE FUNCTION awa.queue_pruned_terminal_counts(p_queue text,
+    OUT completed bigint, OUT failed bigint)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce(sum(t.c), 0)::bigint, coalesce(sum(t.f), 0)::bigint
+      FROM (SELECT r.pruned_completed_count AS c, r.pruned_failed_count AS f
+              FROM awa.queue_terminal_rollups r WHERE r.queue = p_queue
+            UNION ALL
+            SELECT x.pruned_completed_delta, x.pruned_failed_delta
+              FROM awa.queue_terminal_rollup_deltas x WHERE x.queue = p_queue) t
+$$;

@@ -1,0 +1,18 @@
+/*-------------------------------------------------------------------------
+ *
+ * autoflip.h
+ *	  The leader's auto-flip of the ring cursor authority.
+ *
+ * src/autoflip.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef AWA_AUTOFLIP_H
+#define AWA_AUTOFLIP_H
+
+#include "src/awa_bgw.h"
+
+extern void awa_auto_flip_tick(AwaWorkerStatus *st, TimestampTz now);
+extern void awa_auto_flip_reset(AwaWorkerStatus *st, const char *verdict);
+
+#endif							/* AWA_AUTOFLIP_H */
