@@ -33,6 +33,7 @@ DROP TRIGGER reject_compat_ring_cursor_update_after_flip ON awa.lease_ring_state
 DROP TRIGGER reject_compat_ring_cursor_update_after_flip ON awa.claim_ring_state;
 DROP FUNCTION awa.reject_compat_ring_cursor_update_after_flip();
 DROP FUNCTION awa.flip_reconcile_ring(text);
+DROP FUNCTION awa.ring_append_columns(text, bigint, int);
 
 ALTER TABLE awa.queue_ring_state DROP COLUMN current_slot, DROP COLUMN generation;
 ALTER TABLE awa.lease_ring_state DROP COLUMN current_slot, DROP COLUMN generation;
