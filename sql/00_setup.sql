@@ -1,3 +1,12 @@
+-- The tests' helper (used by every later file): the SQLSTATE and message of a
+-- statement, or 'no error'.
+CREATE FUNCTION public.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE p_sql;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
 -- The extension installs into schema awa (the control file fixes it; not relocatable).
 CREATE EXTENSION awa_bgw;
 SELECT extname, extversion, nspname

@@ -1,17 +1,10 @@
 -- ring_cursor, the fence, the one-way authority, semver ranks and the flip-gate counts.
-CREATE FUNCTION pg_temp.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE p_sql;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
 
 SELECT * FROM awa.ring_cursor('queue');
 SELECT * FROM awa.ring_cursor('lease');
 SELECT * FROM awa.ring_cursor('claim');
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.ring_cursor('nosuch')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.ring_cursor(NULL)$$);
+SELECT sqlstate_of($$SELECT * FROM awa.ring_cursor('nosuch')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.ring_cursor(NULL)$$);
 
 -- the cursor is the ledger's max row, whatever the order rows arrived in
 INSERT INTO awa.claim_ring_rotations (generation, slot) VALUES (3, 3), (1, 1), (2, 2);
@@ -20,19 +13,19 @@ DELETE FROM awa.claim_ring_rotations WHERE generation > 0;
 SELECT * FROM awa.ring_cursor('claim');
 
 -- fence: under ledger authority the compat cursor columns cannot move (55000) ...
-SELECT pg_temp.sqlstate_of($$UPDATE awa.queue_ring_state SET current_slot = 0, generation = 0$$);
-SELECT pg_temp.sqlstate_of($$UPDATE awa.lease_ring_state SET generation = 5$$);
-SELECT pg_temp.sqlstate_of($$UPDATE awa.claim_ring_state SET current_slot = 1, generation = 1$$);
+SELECT sqlstate_of($$UPDATE awa.queue_ring_state SET current_slot = 0, generation = 0$$);
+SELECT sqlstate_of($$UPDATE awa.lease_ring_state SET generation = 5$$);
+SELECT sqlstate_of($$UPDATE awa.claim_ring_state SET current_slot = 1, generation = 1$$);
 -- ... the message says why, with a hint
 UPDATE awa.queue_ring_state SET current_slot = 0, generation = 0;
 -- ... while other cold columns may still be written, and a no-change update passes
-SELECT pg_temp.sqlstate_of($$UPDATE awa.queue_ring_state SET terminal_counter_trusted_at = now()$$);
-SELECT pg_temp.sqlstate_of($$UPDATE awa.queue_ring_state SET generation = -1$$);
+SELECT sqlstate_of($$UPDATE awa.queue_ring_state SET terminal_counter_trusted_at = now()$$);
+SELECT sqlstate_of($$UPDATE awa.queue_ring_state SET generation = -1$$);
 SELECT current_slot, generation FROM awa.queue_ring_state;
 
 -- the authority is one-way
-SELECT pg_temp.sqlstate_of($$UPDATE awa.ring_cursor_authority SET authority = 'columns'$$);
-SELECT pg_temp.sqlstate_of($$DELETE FROM awa.ring_cursor_authority$$);
+SELECT sqlstate_of($$UPDATE awa.ring_cursor_authority SET authority = 'columns'$$);
+SELECT sqlstate_of($$DELETE FROM awa.ring_cursor_authority$$);
 SELECT authority FROM awa.ring_cursor_authority;
 
 -- semver ranks: pre-release and build suffixes ignored, NULL when unparseable
@@ -49,8 +42,8 @@ INSERT INTO awa.runtime_instances (instance_id, name, version, binary_version, l
 SELECT authority, flipped_at IS NOT NULL AS flipped, live_instances, flip_aware_instances,
        blocking_instances FROM awa.ring_authority_status('awa');
 SELECT live_instances, blocking_instances FROM awa.ring_authority_status('awa', 7200);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.ring_authority_status('public')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.ring_authority_status('awa', 0)$$);
+SELECT sqlstate_of($$SELECT * FROM awa.ring_authority_status('public')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.ring_authority_status('awa', 0)$$);
 
 -- the worker's heartbeat: upsert with binary_version; the leader drops day-old rows
 SELECT awa.runtime_heartbeat('00000000-0000-0000-0000-00000000000a', 'w', '0.7.0', 42, false);

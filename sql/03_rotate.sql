@@ -1,11 +1,4 @@
 -- awa.rotate: idle skip writes nothing, the busy check, the append, the CAS.
-CREATE FUNCTION pg_temp.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE p_sql;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
 
 -- an idle ring: skipped_idle, and the transaction has written nothing (no xid at all);
 -- prune of a ring at generation 0 has nothing sealed: noop
@@ -19,9 +12,9 @@ COMMIT;
 SELECT count(*) AS queue_ledger_rows FROM awa.queue_ring_rotations;
 
 -- bad arguments
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.rotate('awa', 'nosuch')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.rotate('public', 'queue')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.rotate(NULL, 'queue')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.rotate('awa', 'nosuch')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.rotate('public', 'queue')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.rotate(NULL, 'queue')$$);
 
 -- work in the current slot: the ring is busy, the next slot empty -> rotated, one
 -- ledger row appended and nothing else written

@@ -2,13 +2,6 @@
 -- pruned once everything in the slot is claimed or cancelled (one TRUNCATE, terminal
 -- counts appended as deltas), already_pruned with no write, and the carry-forward of
 -- what is still live in the claim and lease rings. Starts from a fresh install.
-CREATE FUNCTION pg_temp.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE p_sql;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
 -- turn a ring n times, pruning after each rotation as the worker does
 CREATE FUNCTION pg_temp.turn(p_ring text, n int) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -33,8 +26,8 @@ CREATE EXTENSION awa_bgw;
 SELECT s, g, o.* FROM (VALUES (0, 0), (1, 1), (3, 3), (7, 7), (0, 8), (5, 21)) v(s, g)
   LEFT JOIN LATERAL awa.ring_oldest_sealed(s, g, 8) o ON true;
 SELECT * FROM awa.prune('awa', 'queue');
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.prune('awa', 'nosuch')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.prune('other', 'queue')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.prune('awa', 'nosuch')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.prune('other', 'queue')$$);
 
 -- three jobs in slot 0; the ring turns; slot 0 holds unclaimed work
 SELECT awa.enqueue('q', 'a') AS a, awa.enqueue('q', 'b') AS b, awa.enqueue('q', 'c') AS c;

@@ -1,11 +1,4 @@
 -- The job API: happy paths, ordering, stale leases, retries, cancel, bad input.
-CREATE FUNCTION pg_temp.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE p_sql;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
 DROP EXTENSION awa_bgw;
 CREATE EXTENSION awa_bgw;
 
@@ -85,26 +78,26 @@ SELECT * FROM awa.queue_counts('tx');
 SELECT count(*) FROM awa.claim('tx');
 
 -- bad input: a clear error, nothing written
-SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('', 'k')$$);
-SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue(NULL, 'k')$$);
-SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue(repeat('q', 201), 'k')$$);
-SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', '')$$);
-SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', 'k', '[1, 2]')$$);
-SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', 'k', NULL)$$);
-SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', 10::smallint)$$);
-SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', (-1)::smallint)$$);
-SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', 0::smallint, 'infinity')$$);
-SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue('q', 'k', max_attempts => 0)$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '{"kind": "x"}')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '[{"kind": "x"}, {"args": {}}]')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '[{"kind": "x", "priority": 99}]')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.claim('q', 0)$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.claim('q', 1000000)$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.claim('q', 1, '-1 s')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.claim('')$$);
-SELECT pg_temp.sqlstate_of($$SELECT awa.fail(1, 1, 'x', '-5 s')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.complete_batch(ARRAY[1, 2], ARRAY[1])$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.queue_counts('')$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('', 'k')$$);
+SELECT sqlstate_of($$SELECT awa.enqueue(NULL, 'k')$$);
+SELECT sqlstate_of($$SELECT awa.enqueue(repeat('q', 201), 'k')$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('q', '')$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', '[1, 2]')$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', NULL)$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', 10::smallint)$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', (-1)::smallint)$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', 0::smallint, 'infinity')$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', max_attempts => 0)$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '{"kind": "x"}')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '[{"kind": "x"}, {"args": {}}]')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '[{"kind": "x", "priority": 99}]')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.claim('q', 0)$$);
+SELECT sqlstate_of($$SELECT * FROM awa.claim('q', 1000000)$$);
+SELECT sqlstate_of($$SELECT * FROM awa.claim('q', 1, '-1 s')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.claim('')$$);
+SELECT sqlstate_of($$SELECT awa.fail(1, 1, 'x', '-5 s')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.complete_batch(ARRAY[1, 2], ARRAY[1])$$);
+SELECT sqlstate_of($$SELECT * FROM awa.queue_counts('')$$);
 SELECT count(*) AS jobs_in_q FROM awa.ready_entries WHERE queue = 'q';
 SELECT count(*) AS lanes_of_q FROM awa.queue_lanes WHERE queue = 'q';
 -- the error text names the problem and the hint says what is allowed

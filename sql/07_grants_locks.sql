@@ -1,12 +1,5 @@
 -- An application role with USAGE on awa and EXECUTE on the API uses the queue and can
 -- do nothing else; hot paths lock only the ring children they touch.
-CREATE FUNCTION pg_temp.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE p_sql;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
 DROP EXTENSION awa_bgw;
 CREATE EXTENSION awa_bgw;
 
@@ -26,15 +19,15 @@ SELECT awa.heartbeat(1, 1) AS hb, awa.complete(1, 1) AS done, awa.fail(2, 1, 'no
        awa.cancel(3) AS cancelled;
 SELECT * FROM awa.queue_counts('app');
 -- ... and nothing else
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.rotate('awa', 'queue')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.prune('awa', 'queue')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.rescue('awa')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.promote_deferred('awa')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.ring_cursor('queue')$$);
-SELECT pg_temp.sqlstate_of($$SELECT count(*) FROM awa.ready_entries$$);
-SELECT pg_temp.sqlstate_of($$INSERT INTO awa.queue_ring_rotations VALUES (1, 1)$$);
-SELECT pg_temp.sqlstate_of($$SELECT awa.enqueue_ready('app', 0::smallint, '{}')$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.maintenance_status$$);
+SELECT sqlstate_of($$SELECT * FROM awa.rotate('awa', 'queue')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.prune('awa', 'queue')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.rescue('awa')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.promote_deferred('awa')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.ring_cursor('queue')$$);
+SELECT sqlstate_of($$SELECT count(*) FROM awa.ready_entries$$);
+SELECT sqlstate_of($$INSERT INTO awa.queue_ring_rotations VALUES (1, 1)$$);
+SELECT sqlstate_of($$SELECT awa.enqueue_ready('app', 0::smallint, '{}')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.maintenance_status$$);
 RESET ROLE;
 
 -- the locks a claim holds in an open transaction: the children it read or wrote, never

@@ -1,19 +1,12 @@
 -- The horizon gate and the folds, with nothing pinning the horizon (the pin cases are in
 -- specs/fold_pins.spec).
-CREATE FUNCTION pg_temp.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE p_sql;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
 DROP EXTENSION awa_bgw;
 CREATE EXTENSION awa_bgw;
 
 -- this session never pins for itself; nothing else runs here
 SELECT awa.horizon_pinned('0 s') AS pinned;
 SELECT count(*) AS holders FROM awa.horizon_pins;
-SELECT pg_temp.sqlstate_of($$SELECT awa.horizon_pinned('-1 s')$$);
+SELECT sqlstate_of($$SELECT awa.horizon_pinned('-1 s')$$);
 
 -- a prepared transaction holds the horizon: listed, and pins once older than min_age
 BEGIN;
@@ -63,4 +56,4 @@ UNION ALL SELECT 'claim', count(*), min(generation), max(generation) FROM awa.cl
 SELECT * FROM awa.ring_cursor('claim');
 SELECT * FROM awa.fold_ring_rotation_ledgers('awa');    -- already one wrap: nothing
 
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.fold_ring_rotation_ledgers('public')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.fold_ring_rotation_ledgers('public')$$);

@@ -1,13 +1,6 @@
 -- The staged upgrade: 0.6 (pre-ledger) -> 0.7 (expand; columns authority) -> flip
 -- -> 0.8 (contract). Runs last: it drops the extension and ends with a fresh default
 -- install.
-CREATE FUNCTION pg_temp.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE p_sql;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
 -- every ring's cursor as the columns and the ledger see it, in one row per ring
 CREATE FUNCTION pg_temp.cursors() RETURNS TABLE (ring text, columns text, ledger text,
                                                  cursor text, stamped_slots text)
@@ -91,7 +84,7 @@ COMMIT;
 SELECT * FROM pg_temp.cursors();
 
 -- 0.7 -> 0.8 is refused in columns authority, and changes nothing
-SELECT pg_temp.sqlstate_of($$ALTER EXTENSION awa_bgw UPDATE TO '0.8'$$);
+SELECT sqlstate_of($$ALTER EXTENSION awa_bgw UPDATE TO '0.8'$$);
 SELECT extversion FROM pg_extension WHERE extname = 'awa_bgw';
 SELECT count(*) AS compat_columns FROM pg_attribute
  WHERE attrelid = 'awa.queue_ring_state'::regclass AND attname IN ('current_slot', 'generation')
@@ -109,28 +102,28 @@ INSERT INTO awa.runtime_instances (instance_id, name, version, binary_version, l
 SELECT live_instances, flip_aware_instances, blocking_instances
   FROM awa.ring_authority_status('awa');
 SELECT name, version, binary_version, reason FROM awa.ring_authority_blockers('awa') ORDER BY name;
-SELECT pg_temp.sqlstate_of($$SELECT awa.flip_ring_authority('awa')$$);
+SELECT sqlstate_of($$SELECT awa.flip_ring_authority('awa')$$);
 SELECT authority FROM awa.ring_cursor_authority;
 DELETE FROM awa.runtime_instances WHERE name IN ('older', 'odd');
-SELECT pg_temp.sqlstate_of($$SELECT awa.flip_ring_authority('awa', false, 90)$$);
+SELECT sqlstate_of($$SELECT awa.flip_ring_authority('awa', false, 90)$$);
 -- the stale row is outside a short window; the fresh old one is not
 UPDATE awa.runtime_instances SET last_seen_at = now() - interval '10 minutes' WHERE name = 'old';
 SELECT name FROM awa.ring_authority_blockers('awa', 3600) ORDER BY name;
 SELECT count(*) AS blockers_in_90s FROM awa.ring_authority_blockers('awa', 90);
 UPDATE awa.runtime_instances SET last_seen_at = now() WHERE name = 'old';
-SELECT pg_temp.sqlstate_of($$SELECT awa.flip_ring_authority('public')$$);
-SELECT pg_temp.sqlstate_of($$SELECT awa.flip_ring_authority('awa', NULL)$$);
-SELECT pg_temp.sqlstate_of($$SELECT * FROM awa.ring_authority_blockers('awa', -1)$$);
+SELECT sqlstate_of($$SELECT awa.flip_ring_authority('public')$$);
+SELECT sqlstate_of($$SELECT awa.flip_ring_authority('awa', NULL)$$);
+SELECT sqlstate_of($$SELECT * FROM awa.ring_authority_blockers('awa', -1)$$);
 
 -- an invalid compat cursor is refused, whatever force says
 BEGIN;
 UPDATE awa.claim_ring_state SET current_slot = 5;
-SELECT pg_temp.sqlstate_of($$SELECT awa.flip_ring_authority('awa', true)$$);
+SELECT sqlstate_of($$SELECT awa.flip_ring_authority('awa', true)$$);
 ROLLBACK;
 -- so is a ledger ahead of the columns
 BEGIN;
 INSERT INTO awa.claim_ring_rotations (generation, slot) VALUES (7, 7);
-SELECT pg_temp.sqlstate_of($$SELECT awa.flip_ring_authority('awa', true)$$);
+SELECT sqlstate_of($$SELECT awa.flip_ring_authority('awa', true)$$);
 ROLLBACK;
 SELECT authority FROM awa.ring_cursor_authority;
 
@@ -141,8 +134,8 @@ SELECT authority, flipped_at IS NOT NULL AS flipped FROM awa.ring_cursor_authori
 SELECT * FROM pg_temp.cursors();
 SELECT * FROM awa.queue_counts('up');
 -- a pre-ledger cursor update now fails loudly (55000) and changes nothing
-SELECT pg_temp.sqlstate_of($$UPDATE awa.queue_ring_state SET current_slot = 0, generation = 0$$);
-SELECT pg_temp.sqlstate_of($$UPDATE awa.lease_ring_state SET current_slot = 1, generation = 1$$);
+SELECT sqlstate_of($$UPDATE awa.queue_ring_state SET current_slot = 0, generation = 0$$);
+SELECT sqlstate_of($$UPDATE awa.lease_ring_state SET current_slot = 1, generation = 1$$);
 -- a second flip is a no-op
 SELECT flipped_at AS first_flip FROM awa.ring_cursor_authority \gset
 SELECT awa.flip_ring_authority('awa');
@@ -152,7 +145,7 @@ SELECT * FROM pg_temp.cursors();
 SELECT ring, outcome, slot, generation FROM awa.rotate('awa', 'queue');
 
 -- 0.7 -> 0.8: refused while a fresh runtime is pre-flip ...
-SELECT pg_temp.sqlstate_of($$ALTER EXTENSION awa_bgw UPDATE TO '0.8'$$);
+SELECT sqlstate_of($$ALTER EXTENSION awa_bgw UPDATE TO '0.8'$$);
 SELECT extversion FROM pg_extension WHERE extname = 'awa_bgw';
 -- ... accepted once it is gone
 DELETE FROM awa.runtime_instances WHERE binary_version IS NULL;
@@ -172,7 +165,7 @@ SELECT to_regprocedure('awa.reject_compat_ring_cursor_update_after_flip()') AS f
 SELECT ring, outcome, slot, generation FROM awa.rotate('awa', 'queue');
 SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('up', 10);
 SELECT * FROM awa.queue_counts('up');
-SELECT pg_temp.sqlstate_of($$UPDATE awa.ring_cursor_authority SET authority = 'columns'$$);
+SELECT sqlstate_of($$UPDATE awa.ring_cursor_authority SET authority = 'columns'$$);
 
 -- a fresh install of each version
 DROP EXTENSION awa_bgw;
