@@ -278,40 +278,56 @@ $$;
 -- The lanes whose newest receipt in this claim slot is still needed as the lane's
 -- position: the queue ring still holds an entry of the lane at or below it. Read before
 -- prune's exclusive locks (it reads every ready child); entries only ever leave the
--- queue ring, so the answer can only become too large, never too small.
-CREATE OR REPLACE FUNCTION awa.claim_slot_position_lanes(p_slot int) RETURNS int[]
+-- queue ring, so for the receipts it saw the answer can only become too large, never
+-- too small. But a sealed slot may still gain receipts from claims in flight when the
+-- ring turned: "receipts" is the count it saw (in the same snapshot), and prune_locked
+-- refuses the slot when the count under the locks differs (receipts are only ever
+-- appended, so an equal count means the same receipts).
+CREATE OR REPLACE FUNCTION awa.claim_slot_position_lanes(p_slot int,
+    OUT lanes int[], OUT receipts bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_lanes int[];
 BEGIN
-    EXECUTE format('SELECT coalesce(array_agg(c.lane_id), ''{}'') '
-                   '  FROM (SELECT lane_id, max(lane_seq) AS top FROM awa.%I GROUP BY lane_id) c '
-                   ' WHERE EXISTS (SELECT 1 FROM awa.ready_entries r '
-                   '                WHERE r.lane_id = c.lane_id AND r.lane_seq <= c.top)',
+    EXECUTE format('SELECT coalesce(array_agg(c.lane_id) FILTER (WHERE EXISTS ('
+                   '         SELECT 1 FROM awa.ready_entries r '
+                   '          WHERE r.lane_id = c.lane_id AND r.lane_seq <= c.top)), ''{}''), '
+                   '       coalesce(sum(c.n), 0) '
+                   '  FROM (SELECT lane_id, max(lane_seq) AS top, count(*) AS n '
+                   '          FROM awa.%I GROUP BY lane_id) c',
                    'lease_claims_' || p_slot)
-       INTO v_lanes;
-    RETURN v_lanes;
+       INTO lanes, receipts;
 END
 $$;
 
 -- The part of prune that runs under the slot's exclusive locks: the locks, every gate
 -- again, carry-forward, the rollup deltas, the TRUNCATE. Returns {outcome, reason}.
 -- The caller runs it with lock_timeout = awa_bgw.prune_lock_timeout, so that no wait
--- under the exclusive locks outlasts it.
-CREATE OR REPLACE FUNCTION awa.prune_locked(p_ring text, p_slot int, p_keep_lanes int[]) RETURNS text[]
+-- under the exclusive locks outlasts it. Claim ring: p_keep_lanes and p_receipts come
+-- from awa.claim_slot_position_lanes, read before the locks.
+CREATE OR REPLACE FUNCTION awa.prune_locked(p_ring text, p_slot int, p_keep_lanes int[],
+                                            p_receipts bigint)
+RETURNS text[]
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_reason text;
+    v_receipts bigint;
 BEGIN
     EXECUTE (SELECT 'LOCK TABLE ' || string_agg(awa.ring_child(f, p_slot)::text, ', ')
                     || ' IN ACCESS EXCLUSIVE MODE'
                FROM unnest(awa.ring_families(p_ring)) f);
     IF awa.ring_slot_blocker(p_ring, p_slot) IS NULL THEN
         RETURN ARRAY['already_pruned', NULL];
+    END IF;
+    IF p_ring = 'claim' THEN
+        -- receipts committed since the kept lanes were read: they were not considered
+        EXECUTE format('SELECT count(*) FROM awa.%I', 'lease_claims_' || p_slot)
+           INTO v_receipts;
+        IF v_receipts IS DISTINCT FROM p_receipts THEN
+            RETURN ARRAY['blocked', 'claim.receipts_changed'];
+        END IF;
     END IF;
     v_reason := awa.ring_slot_live_reason(p_ring, p_slot);
     IF v_reason IS NOT NULL THEN
@@ -341,6 +357,7 @@ DECLARE
     v_cur record;
     v_locked boolean;
     v_keep int[];
+    v_receipts bigint;
     v_saved text;
     v_res text[];
 BEGIN
@@ -399,14 +416,15 @@ BEGIN
         RETURN;
     END IF;
     IF p_ring = 'claim' THEN
-        v_keep := awa.claim_slot_position_lanes(slot);
+        SELECT k.lanes, k.receipts INTO v_keep, v_receipts
+          FROM awa.claim_slot_position_lanes(slot) k;
     END IF;
     v_saved := current_setting('lock_timeout');
     PERFORM set_config('lock_timeout',
                        coalesce(current_setting('awa_bgw.prune_lock_timeout', true), '10ms'),
                        true);
     BEGIN
-        v_res := awa.prune_locked(p_ring, slot, v_keep);
+        v_res := awa.prune_locked(p_ring, slot, v_keep, v_receipts);
         outcome := v_res[1];
         reason := v_res[2];
     EXCEPTION WHEN lock_not_available THEN
