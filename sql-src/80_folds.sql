@@ -5,6 +5,15 @@
 -- Every holder of the xmin horizon this database can see, with whether it counts as a
 -- genuine pin and why. Clears the statistics snapshot first (pg_stat_activity is
 -- otherwise cached for the rest of the transaction).
+--
+-- A standby's feedback xmin and a replication slot's xmin carry no start time, and a
+-- standby with hot_standby_feedback always feeds one back (its oldest running xid,
+-- refreshed every wal_receiver_status_interval), so "set" alone would pin for good. They
+-- are dated against the ring ledgers instead: v_dated is the xid of the newest rotation
+-- made at least min_age ago (a rotation's xid is assigned before its rotated_at), and an
+-- xmin that does not precede it is younger than min_age (plus the gap to that rotation)
+-- and does not pin. With no rotation that old to compare with (or only a frozen one,
+-- whose xid says nothing), an xmin pins.
 CREATE OR REPLACE FUNCTION awa.horizon_pins_at(p_min_age interval,
     OUT kind text, OUT pid int, OUT name text, OUT state text, OUT xid xid, OUT xmin xid,
     OUT xact_age interval, OUT pins boolean, OUT reason text)
@@ -12,12 +21,27 @@ RETURNS SETOF record
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    v_dated xid;
 BEGIN
     IF p_min_age IS NULL OR p_min_age < interval '0' THEN
         RAISE EXCEPTION 'min_age must be a non-negative interval, not %', p_min_age
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'awa_bgw.horizon_pin_min_age is the usual value.';
     END IF;
+    SELECT r.xmin INTO v_dated
+      FROM ((SELECT q.xmin, q.rotated_at FROM awa.queue_ring_rotations q
+              WHERE q.rotated_at <= now() - p_min_age AND age(q.xmin) < 2147483647
+              ORDER BY q.generation DESC LIMIT 1)
+            UNION ALL
+            (SELECT l.xmin, l.rotated_at FROM awa.lease_ring_rotations l
+              WHERE l.rotated_at <= now() - p_min_age AND age(l.xmin) < 2147483647
+              ORDER BY l.generation DESC LIMIT 1)
+            UNION ALL
+            (SELECT c.xmin, c.rotated_at FROM awa.claim_ring_rotations c
+              WHERE c.rotated_at <= now() - p_min_age AND age(c.xmin) < 2147483647
+              ORDER BY c.generation DESC LIMIT 1)) r
+     ORDER BY r.rotated_at DESC LIMIT 1;
     PERFORM pg_stat_clear_snapshot();
     RETURN QUERY
     -- sessions and background workers of this database
@@ -43,8 +67,10 @@ BEGIN
     UNION ALL
     -- standbys feeding back an xmin (hot_standby_feedback): cluster-wide
     SELECT 'walsender', r.pid, r.application_name::text, r.state, NULL::xid,
-           r.backend_xmin, NULL::interval, true, 'standby feedback holds xmin'
+           r.backend_xmin, NULL::interval, o.old,
+           CASE WHEN o.old THEN 'standby feedback holds xmin' ELSE 'younger than min_age' END
       FROM pg_stat_replication r
+     CROSS JOIN LATERAL (SELECT v_dated IS NULL OR age(r.backend_xmin) >= age(v_dated)) o(old)
      WHERE r.backend_xmin IS NOT NULL
     UNION ALL
     -- prepared transactions of this database
@@ -57,10 +83,13 @@ BEGIN
     UNION ALL
     -- replication slots: an xmin pins; a logical slot's catalog_xmin alone does not
     SELECT 'slot', NULL::int, s.slot_name::text, s.slot_type, NULL::xid,
-           coalesce(s.xmin, s.catalog_xmin), NULL::interval, s.xmin IS NOT NULL,
-           CASE WHEN s.xmin IS NOT NULL THEN 'replication slot holds xmin'
-                ELSE 'catalog_xmin only (does not hold back user tables)' END
+           coalesce(s.xmin, s.catalog_xmin), NULL::interval, o.old,
+           CASE WHEN s.xmin IS NULL THEN 'catalog_xmin only (does not hold back user tables)'
+                WHEN o.old THEN 'replication slot holds xmin'
+                ELSE 'younger than min_age' END
       FROM pg_replication_slots s
+     CROSS JOIN LATERAL (SELECT s.xmin IS NOT NULL
+                                AND (v_dated IS NULL OR age(s.xmin) >= age(v_dated))) o(old)
      WHERE s.xmin IS NOT NULL OR s.catalog_xmin IS NOT NULL;
 END
 $$;
