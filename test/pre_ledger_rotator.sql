@@ -7,14 +7,16 @@ INSERT INTO awa.runtime_instances (instance_id, name, version, pid, last_seen_at
 VALUES (:'instance', 'pre-ledger rotator', '0.6.2', pg_backend_pid(), now())
 ON CONFLICT (instance_id) DO UPDATE SET last_seen_at = now(), pid = EXCLUDED.pid;
 
+\set state_table 'awa.' :ring '_ring_state'
+\set slots_table 'awa.' :ring '_ring_slots'
 BEGIN;
 SELECT current_slot AS cur_slot, generation AS cur_gen, slot_count AS n
-  FROM awa.:"ring"_ring_state WHERE singleton FOR UPDATE \gset
+  FROM :state_table WHERE singleton FOR UPDATE \gset
 SELECT (:cur_slot + 1) % :n AS next_slot, :cur_gen + 1 AS next_gen,
        awa.ring_slot_blocker(:'ring', ((:cur_slot + 1) % :n)::int) IS NULL AS may_rotate \gset
 \if :may_rotate
-UPDATE awa.:"ring"_ring_state SET current_slot = :next_slot, generation = :next_gen
+UPDATE :state_table SET current_slot = :next_slot, generation = :next_gen
  WHERE singleton;
-UPDATE awa.:"ring"_ring_slots SET generation = :next_gen WHERE slot = :next_slot;
+UPDATE :slots_table SET generation = :next_gen WHERE slot = :next_slot;
 \endif
 COMMIT;
