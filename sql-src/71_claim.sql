@@ -36,6 +36,25 @@ RETURNS SETOF awa.ready_entries
 LANGUAGE C STABLE STRICT ROWS 1
 AS 'MODULE_PATHNAME', 'awa_lane_claimables';
 
+-- A hint, read without the lane's claim lock: whether the lane's newest committed
+-- entry is above its position (false when its head is older than every live slot).
+-- A claimer locks only lanes that look busy with work; what it takes is decided under
+-- the lock (lane_claimables).
+CREATE OR REPLACE FUNCTION awa.lane_has_work(p_lane_id int, p_claim_slot int,
+                                             p_claim_gen bigint, p_claim_slots int,
+                                             p_queue_gen bigint, p_queue_slots int)
+RETURNS boolean
+LANGUAGE C STABLE STRICT
+AS 'MODULE_PATHNAME', 'awa_lane_has_work';
+
+-- pg_try_advisory_xact_lock(p_key), retried every 200 us for up to p_timeout_ms: a
+-- bounded wait that never queues in the lock manager (so no deadlock, whatever the
+-- caller holds).
+CREATE OR REPLACE FUNCTION awa.try_advisory_xact_lock_for(p_key bigint, p_timeout_ms int)
+RETURNS boolean
+LANGUAGE C VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'awa_try_advisory_xact_lock_for';
+
 -- The lane's position: its newest receipt, probing claim children from the current
 -- slot backwards (each by name). (0, NULL) when the lane has never been claimed from.
 -- Callers hold the lane's claim lock, so claim prune cannot carry it away meanwhile.
@@ -156,6 +175,8 @@ DECLARE
     v_lane int;
     v_rows int;
     v_queue_gen bigint;
+    v_hint record;
+    v_key bigint;
     v_now timestamptz;
 BEGIN
     PERFORM awa.require_read_committed();
@@ -175,6 +196,7 @@ BEGIN
     -- lock, in the statement that looks the lane's position up and appends the
     -- receipts, whose snapshot is taken after the lock
     SELECT c.generation INTO v_queue_gen FROM awa.ring_cursor('queue') c;
+    SELECT * INTO v_hint FROM awa.ring_cursor('claim');   -- for the hints only
     FOR v_lane IN
         SELECT l.lane_id FROM awa.queue_lanes l
          WHERE l.queue = claim.queue
@@ -182,10 +204,18 @@ BEGIN
                                - pg_backend_pid() % awa.lane_shards()) % awa.lane_shards()
     LOOP
         EXIT WHEN v_left <= 0;
-        -- as lane_may_have_work: the lane's newest entry is still in the ring
-        CONTINUE WHEN NOT coalesce(awa.lane_head_generation(v_lane)
-                                   > v_queue_gen - awa.ring_slot_count('queue'), false);
-        CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended('awa.claim:' || v_lane, 0));
+        -- lock only a lane that looks as if it had work (its head is in the ring and
+        -- its newest entry above its position, read without the lock: a hint)
+        CONTINUE WHEN NOT awa.lane_has_work(v_lane, v_hint.slot, v_hint.generation,
+                                            awa.ring_slot_count('claim'), v_queue_gen,
+                                            awa.ring_slot_count('queue'));
+        v_key := hashtextextended('awa.claim:' || v_lane, 0);
+        IF NOT pg_try_advisory_xact_lock(v_key) THEN
+            -- busy with work: before anything is claimed, wait for its holder's commit
+            -- a little (polling, never queued: no deadlock), rather than come back empty
+            CONTINUE WHEN v_left < claim.max_batch
+                       OR NOT awa.try_advisory_xact_lock_for(v_key, 10);
+        END IF;
         v_now := clock_timestamp();
         RETURN QUERY
         INSERT INTO awa.lease_claims AS c (claim_slot, claim_generation, job_id, run_lease,

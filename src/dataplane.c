@@ -20,7 +20,12 @@
  *								entry (its head sequence; no partition read);
  *	awa.lane_claimables(...)	a lane's unclaimed, untombstoned ready
  *								entries above its position, in lane order;
- *	awa.open_receipts_at(...)	the still-open receipts of a set of attempts.
+ *	awa.open_receipts_at(...)	the still-open receipts of a set of attempts;
+ *	awa.lane_has_work(...)		a hint, read without the lane's claim lock:
+ *								whether the lane's newest entry is above its
+ *								position;
+ *	awa.try_advisory_xact_lock_for(key, ms)	a bounded wait for a lock by
+ *								polling, never queueing in the lock manager.
  *
  * The ring cursor and the slot counts are arguments, read by the callers: the
  * 0.6 data plane reads its cursor from the compat columns.
@@ -56,6 +61,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
 PG_FUNCTION_INFO_V1(awa_ring_cursor);
@@ -64,6 +70,8 @@ PG_FUNCTION_INFO_V1(awa_claim_position);
 PG_FUNCTION_INFO_V1(awa_lane_head_generation);
 PG_FUNCTION_INFO_V1(awa_lane_claimables);
 PG_FUNCTION_INFO_V1(awa_open_receipts_at);
+PG_FUNCTION_INFO_V1(awa_lane_has_work);
+PG_FUNCTION_INFO_V1(awa_try_advisory_xact_lock_for);
 
 /* one index scan on one ring child */
 typedef struct ChildScan
@@ -690,4 +698,91 @@ awa_open_receipts_at(PG_FUNCTION_ARGS)
 		free_attrmap(map);
 	}
 	return (Datum) 0;
+}
+
+/*
+ * lane_has_work(lane_id, claim_slot, claim_gen, claim_slots, queue_gen,
+ *				 queue_slots) RETURNS boolean
+ *
+ * A hint for a claimer that does not hold the lane's claim lock: whether the
+ * lane's newest committed entry (the first one found reading the ready
+ * children backwards from its head generation) is above its position. False
+ * when the lane's head is older than every live slot. Tombstones are not
+ * looked at (a lane whose only entries above its position are cancelled reads
+ * as busy). It only decides whether to lock the lane: what a claim takes is
+ * decided under the lock, with a snapshot taken after it.
+ */
+Datum
+awa_lane_has_work(PG_FUNCTION_ARGS)
+{
+	static const char *const rcols[] = {"lane_id", "ready_generation", "lane_seq"};
+	int32		lane_id = PG_GETARG_INT32(0);
+	int32		claim_slot = PG_GETARG_INT32(1);
+	int64		claim_gen = PG_GETARG_INT64(2);
+	int32		claim_slots = PG_GETARG_INT32(3);
+	int64		queue_gen = PG_GETARG_INT64(4);
+	int32		queue_slots = PG_GETARG_INT32(5);
+	Oid			nsp = awa_namespace();
+	int64		head;
+	int64		pos = 0;
+	int64		from = 0;
+	int64		g;
+
+	check_slots(claim_slot, claim_gen, claim_slots);
+	check_slots(0, queue_gen, queue_slots);
+	if (!lane_head(nsp, lane_id, &head) || head <= queue_gen - queue_slots)
+		PG_RETURN_BOOL(false);
+	if (!lane_position(nsp, lane_id, claim_slot, claim_gen, claim_slots, &pos, &from))
+	{
+		pos = 0;
+		from = 0;
+	}
+	for (g = Min(head, queue_gen); g >= Max(Max(from, queue_gen - queue_slots + 1), 0); g--)
+	{
+		Relation	ready = open_table(nsp, "ready_entries", (int) (g % queue_slots));
+		AttrNumber	a_seq = column_number(ready, "lane_seq");
+		ChildScan	rs;
+		ScanKeyData keys[2];
+		bool		found;
+		bool		isnull;
+		int64		seq = 0;
+
+		child_scan_begin(&rs, ready, open_index(ready, 3, rcols), 2);
+		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
+		ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(g));
+		index_rescan(rs.scan, keys, 2, NULL, 0);
+		found = index_getnext_slot(rs.scan, BackwardScanDirection, rs.slot);
+		if (found)
+			seq = get_int64(rs.slot, a_seq, &isnull);
+		child_scan_end(&rs);
+		if (found)
+			PG_RETURN_BOOL(seq > pos);
+	}
+	PG_RETURN_BOOL(false);
+}
+
+/*
+ * try_advisory_xact_lock_for(key bigint, timeout_ms int) RETURNS boolean
+ *
+ * pg_try_advisory_xact_lock(key), retried every 200 us for up to timeout_ms.
+ * It never queues in the lock manager, so it cannot take part in a deadlock,
+ * whatever the caller holds; a holder that stays longer is left to itself.
+ */
+Datum
+awa_try_advisory_xact_lock_for(PG_FUNCTION_ARGS)
+{
+	int64		key = PG_GETARG_INT64(0);
+	int32		timeout_ms = PG_GETARG_INT32(1);
+	TimestampTz start = GetCurrentTimestamp();
+
+	for (;;)
+	{
+		if (DatumGetBool(DirectFunctionCall1(pg_try_advisory_xact_lock_int8,
+											 Int64GetDatum(key))))
+			PG_RETURN_BOOL(true);
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
+			PG_RETURN_BOOL(false);
+		pg_usleep(200L);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
