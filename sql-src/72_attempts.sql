@@ -99,7 +99,6 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    a record;
     v_open awa.lease_claims[];
 BEGIN
     PERFORM awa.require_read_committed();
@@ -110,12 +109,13 @@ BEGIN
                   HINT = 'Pass the job_id and run_lease of each claimed attempt, pairwise; '
                          'each attempt takes a lock until commit, so batches stay small.';
     END IF;
-    FOR a IN SELECT DISTINCT j, l, awa.attempt_lock_key(j, l) AS k
+    -- one statement: the keys sorted (a materialized sort under a plain scan), then
+    -- locked in that order
+    PERFORM pg_advisory_xact_lock(s.k)
+       FROM (SELECT DISTINCT awa.attempt_lock_key(j, l) AS k
                FROM unnest(job_ids, run_leases) AS u(j, l)
               WHERE j IS NOT NULL AND l IS NOT NULL
-              ORDER BY k LOOP
-        PERFORM pg_advisory_xact_lock(a.k);
-    END LOOP;
+              ORDER BY 1 OFFSET 0) s;
     -- the open receipts of all these attempts, one probe per claim slot (each attempt's
     -- receipt is in exactly one slot; the attempt locks keep prune from moving it)
     v_open := awa.open_receipts(job_ids, run_leases);
