@@ -45,9 +45,16 @@ pgb() {   # pgbench for $secs seconds with the given script files; prints tps
     "${run_as[@]}" "$bin/pgbench" -n -c "$clients" -j 2 -T "$secs" -h "$work" -p "$port" \
         -U postgres "$@" postgres 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
-reset_queues() {   # a fresh install of both queues (the worker rides through it)
-    "${psql[@]}" -c 'DROP SCHEMA IF EXISTS bench CASCADE' -c 'DROP EXTENSION awa_bgw' \
-                 -c 'DROP SCHEMA awa CASCADE' -c 'CREATE EXTENSION awa_bgw' >/dev/null
+reset_queues() {   # a fresh install of both queues (the worker rides through it; the
+                   # drop can deadlock with a worker step, so it is tried again)
+    local try
+    for try in 1 2 3; do
+        "${psql[@]}" -c 'DROP SCHEMA IF EXISTS bench CASCADE' -c 'DROP EXTENSION IF EXISTS awa_bgw' \
+                     -c 'DROP SCHEMA IF EXISTS awa CASCADE' -c 'CREATE EXTENSION awa_bgw' >/dev/null \
+            && break
+        [ "$try" = 3 ] && return 1
+        sleep 1
+    done
     "${psql[@]}" -f "$work/schema.sql" >/dev/null
 }
 awa_done()  { "${psql[@]}" -c "SELECT completed FROM awa.queue_counts('bench')"; }
@@ -67,9 +74,12 @@ for batch in 1 32; do
     echo "| enqueue | $batch | $a | $b |"
 
     # claim+complete drains a backlog, made by $clients concurrent producers (so it is
-    # spread over the lanes, as concurrent application sessions spread it)
+    # spread over the lanes, as concurrent application sessions spread it); 100 batches
+    # of 32 per client and second of the cell for each system, so that neither drains it
+    # before the cell ends below ~1,600 x clients jobs/s (with a fixed 500 batches per
+    # client the batched cell was capped at 32,000 jobs / cell, 1,600/s at 20 s)
     reset_queues
-    "${run_as[@]}" "$bin/pgbench" -n -c "$clients" -j 2 -t 500 -h "$work" -p "$port" -U postgres \
+    "${run_as[@]}" "$bin/pgbench" -n -c "$clients" -j 2 -t $((secs * 100)) -h "$work" -p "$port" -U postgres \
         -f "$work/producer_batch.sql" -f "$work/skip_producer_batch.sql" postgres >/dev/null 2>&1
     s0=$(awa_done); pgb -f "$work/consumer$sfx.sql" >/dev/null; s1=$(awa_done)
     t0=$(skip_done); pgb -f "$work/skip_consumer$sfx.sql" >/dev/null; t1=$(skip_done)

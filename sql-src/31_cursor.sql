@@ -1,46 +1,14 @@
 -- The authoritative ring cursor and the fence that rejects pre-ledger cursor writes
 -- after the flip (0.7: both authorities).
 
+-- A C function (src/dataplane.c): the authority, then the ledger's newest row by its
+-- primary key or the singleton's columns, under the calling statement's snapshot, as
+-- the SQL it replaced (awa.ring_authority(), then ORDER BY generation DESC LIMIT 1 or
+-- WHERE singleton); the hot paths read it several times per job.
 CREATE OR REPLACE FUNCTION awa.ring_cursor(p_ring text)
 RETURNS TABLE (slot int, generation bigint)
-LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v_ledger boolean := awa.ring_authority() = 'ledger';
-BEGIN
-    CASE p_ring
-        WHEN 'queue' THEN
-            IF v_ledger THEN
-                RETURN QUERY SELECT r.slot, r.generation FROM awa.queue_ring_rotations r
-                             ORDER BY r.generation DESC LIMIT 1;
-            ELSE
-                RETURN QUERY SELECT s.current_slot, s.generation FROM awa.queue_ring_state s
-                             WHERE s.singleton;
-            END IF;
-        WHEN 'lease' THEN
-            IF v_ledger THEN
-                RETURN QUERY SELECT r.slot, r.generation FROM awa.lease_ring_rotations r
-                             ORDER BY r.generation DESC LIMIT 1;
-            ELSE
-                RETURN QUERY SELECT s.current_slot, s.generation FROM awa.lease_ring_state s
-                             WHERE s.singleton;
-            END IF;
-        WHEN 'claim' THEN
-            IF v_ledger THEN
-                RETURN QUERY SELECT r.slot, r.generation FROM awa.claim_ring_rotations r
-                             ORDER BY r.generation DESC LIMIT 1;
-            ELSE
-                RETURN QUERY SELECT s.current_slot, s.generation FROM awa.claim_ring_state s
-                             WHERE s.singleton;
-            END IF;
-        ELSE
-            RAISE EXCEPTION 'ring_cursor: unknown ring "%"', p_ring
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'The rings are queue, lease and claim.';
-    END CASE;
-END
-$$;
+LANGUAGE C STABLE ROWS 1
+AS 'MODULE_PATHNAME', 'awa_ring_cursor';
 
 -- Fence: under ledger authority no one may move the compat cursor columns.
 CREATE OR REPLACE FUNCTION awa.reject_compat_ring_cursor_update_after_flip() RETURNS trigger

@@ -150,9 +150,13 @@ BEGIN
     IF coalesce(v_held, '') <> '' THEN
         RETURN v_held::int;
     END IF;
-    PERFORM awa.ensure_lanes(p_queue, p_priority);
     SELECT array_agg(lane_id ORDER BY shard) INTO v_lanes
       FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority;
+    IF v_lanes IS NULL THEN
+        PERFORM awa.ensure_lanes(p_queue, p_priority);
+        SELECT array_agg(lane_id ORDER BY shard) INTO v_lanes
+          FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority;
+    END IF;
     v_n := cardinality(v_lanes);
     v_start := pg_backend_pid() % v_n;
     FOR i IN 0 .. v_n - 1 LOOP
@@ -189,7 +193,11 @@ BEGIN
     SELECT v_cur.slot, v_cur.generation, v_lane, nextval('awa.lane_seq'), j.job_id,
            p_queue, p_priority, j.kind, j.args, j.attempt, j.max_attempts, j.created_at
       FROM (SELECT * FROM unnest(p_jobs) ORDER BY job_id) j;
-    PERFORM setval(awa.lane_head_seq(v_lane), v_cur.generation);
+    -- setval writes WAL each time: only when the head moves (only holders of the
+    -- lane lock move it, so it cannot change between the read and the write)
+    IF awa.lane_head_generation(v_lane) IS DISTINCT FROM v_cur.generation THEN
+        PERFORM setval(awa.lane_head_seq(v_lane), v_cur.generation);
+    END IF;
 END
 $$;
 
@@ -230,6 +238,13 @@ BEGIN
     PERFORM awa.check_job(enqueue.queue, enqueue.kind, enqueue.args, enqueue.priority,
                           enqueue.run_at, enqueue.max_attempts);
     v_id := nextval('awa.job_id_seq');
+    -- due now: straight into the ring (what enqueue_jobs does for it)
+    IF enqueue.run_at <= now() THEN
+        PERFORM awa.enqueue_ready(enqueue.queue, enqueue.priority,
+            ARRAY[ROW(1, v_id, enqueue.kind, enqueue.args, enqueue.priority, enqueue.run_at,
+                      1, enqueue.max_attempts, now(), NULL)::awa.new_job]);
+        RETURN v_id;
+    END IF;
     PERFORM awa.enqueue_jobs(enqueue.queue,
         ARRAY[ROW(1, v_id, enqueue.kind, enqueue.args, enqueue.priority, enqueue.run_at, 1,
                   enqueue.max_attempts, now(), NULL)::awa.new_job]);

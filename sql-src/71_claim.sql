@@ -1,6 +1,60 @@
 -- Claim (docs/storage.md §4, §5): lane positions from receipts, candidates from the
 -- ready slots between the position and the cursor, receipts appended.
 
+-- The per-slot probes of claim, in C (src/dataplane.c): direct index scans on the
+-- named children, no planning, the same children locked as the EXECUTEs they replaced.
+-- Cursors and slot counts are arguments (the 0.6 data plane reads its cursor from the
+-- compat columns).
+
+-- The lane's newest receipt, claim children from p_claim_slot backwards, first hit:
+-- (0, NULL) when the lane has never been claimed from.
+CREATE OR REPLACE FUNCTION awa.claim_position(p_lane_id int, p_claim_slot int,
+                                              p_claim_gen bigint, p_claim_slots int,
+                                              OUT lane_seq bigint,
+                                              OUT ready_generation bigint)
+LANGUAGE C STABLE STRICT
+AS 'MODULE_PATHNAME', 'awa_claim_position';
+
+-- The queue generation of the lane's newest entry (its head sequence, see
+-- ensure_lanes); NULL when nothing was ever enqueued in it. Reads no partition.
+CREATE OR REPLACE FUNCTION awa.lane_head_generation(p_lane_id int) RETURNS bigint
+LANGUAGE C STABLE STRICT
+AS 'MODULE_PATHNAME', 'awa_lane_head_generation';
+
+-- What a claim of the lane takes: its position (claim_position), then its unclaimed,
+-- uncancelled entries above it in lane order, up to p_limit, from the ready slots of
+-- the position's generation (or the oldest live one) up to the lane's head generation,
+-- each slot read by name for its own generation (so a stale p_queue_gen can only
+-- delay an entry, never reorder or skip one); nothing is read when the head is older
+-- than every live slot. As lane_position + lane_candidates. The caller holds the
+-- lane's claim lock, and the calling statement's snapshot was taken after it.
+CREATE OR REPLACE FUNCTION awa.lane_claimables(p_lane_id int, p_limit int,
+                                               p_claim_slot int, p_claim_gen bigint,
+                                               p_claim_slots int, p_queue_gen bigint,
+                                               p_queue_slots int)
+RETURNS SETOF awa.ready_entries
+LANGUAGE C STABLE STRICT ROWS 1
+AS 'MODULE_PATHNAME', 'awa_lane_claimables';
+
+-- A hint, read without the lane's claim lock: whether the lane's newest committed
+-- entry is above its position (false when its head is older than every live slot).
+-- A claimer locks only lanes that look busy with work; what it takes is decided under
+-- the lock (lane_claimables).
+CREATE OR REPLACE FUNCTION awa.lane_has_work(p_lane_id int, p_claim_slot int,
+                                             p_claim_gen bigint, p_claim_slots int,
+                                             p_queue_gen bigint, p_queue_slots int)
+RETURNS boolean
+LANGUAGE C STABLE STRICT
+AS 'MODULE_PATHNAME', 'awa_lane_has_work';
+
+-- pg_try_advisory_xact_lock(p_key), retried every 200 us for up to p_timeout_ms: a
+-- bounded wait that never queues in the lock manager (so no deadlock, whatever the
+-- caller holds).
+CREATE OR REPLACE FUNCTION awa.try_advisory_xact_lock_for(p_key bigint, p_timeout_ms int)
+RETURNS boolean
+LANGUAGE C VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'awa_try_advisory_xact_lock_for';
+
 -- The lane's position: its newest receipt, probing claim children from the current
 -- slot backwards (each by name). (0, NULL) when the lane has never been claimed from.
 -- Callers hold the lane's claim lock, so claim prune cannot carry it away meanwhile.
@@ -12,28 +66,21 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_cur record;
-    v_n int := awa.ring_slot_count('claim');
-    k int;
 BEGIN
     IF p_claim_gen IS NULL THEN
         SELECT * INTO v_cur FROM awa.ring_cursor('claim');
     ELSE
         SELECT p_claim_slot AS slot, p_claim_gen AS generation INTO v_cur;
     END IF;
-    FOR k IN 0 .. least(v_cur.generation, v_n - 1) LOOP
-        EXECUTE format('SELECT c.lane_seq, c.ready_generation FROM awa.%I c '
-                       'WHERE c.lane_id = $1 ORDER BY c.lane_seq DESC LIMIT 1',
-                       'lease_claims_' || ((v_cur.slot - k + v_n) % v_n))
-           INTO lane_seq, ready_generation USING p_lane_id;
-        IF lane_seq IS NOT NULL THEN
-            RETURN;
-        END IF;
-    END LOOP;
-    lane_seq := 0;
+    SELECT p.lane_seq, p.ready_generation
+      INTO lane_position.lane_seq, lane_position.ready_generation
+      FROM awa.claim_position(p_lane_id, v_cur.slot, v_cur.generation,
+                              awa.ring_slot_count('claim')) p;
 END
 $$;
 
--- Unclaimed, uncancelled entries of a lane above p_after, in lane order, from the
+-- (Not on the hot path any more: claim uses lane_claimables.) Unclaimed, uncancelled
+-- entries of a lane above p_after, in lane order, from the
 -- ready slots of generation p_from_gen (or the oldest live one) up to the lane's head
 -- generation (its newest entry's; see ensure_lanes), each slot read by name and
 -- filtered on its generation (so a stale p_queue_gen can only delay an entry, never
@@ -84,7 +131,7 @@ CREATE OR REPLACE FUNCTION awa.lane_may_have_work(p_lane_id int, p_queue_gen big
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT coalesce(pg_sequence_last_value(awa.lane_head_seq(p_lane_id))
+    SELECT coalesce(awa.lane_head_generation(p_lane_id)
                     > p_queue_gen - awa.ring_slot_count('queue'), false)
 $$;
 
@@ -96,10 +143,8 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_pos record;
     v_now timestamptz := clock_timestamp();
 BEGIN
-    SELECT * INTO v_pos FROM awa.lane_position(p_lane_id, p_claim_slot, p_claim_gen);
     RETURN QUERY
     INSERT INTO awa.lease_claims AS c (claim_slot, claim_generation, job_id, run_lease,
                                        lane_id, lane_seq, ready_slot, ready_generation,
@@ -108,8 +153,9 @@ BEGIN
     SELECT p_claim_slot, p_claim_gen, r.job_id, r.attempt, r.lane_id, r.lane_seq,
            r.ready_slot, r.ready_generation, r.queue, r.priority, r.kind, r.args,
            r.max_attempts, r.created_at, v_now, v_now + p_deadline
-      FROM awa.lane_candidates(p_lane_id, v_pos.lane_seq, v_pos.ready_generation, p_limit,
-                               p_queue_gen) r
+      FROM awa.lane_claimables(p_lane_id, p_limit, p_claim_slot, p_claim_gen,
+                               awa.ring_slot_count('claim'), p_queue_gen,
+                               awa.ring_slot_count('queue')) r
      ORDER BY r.lane_seq
     RETURNING c.job_id, c.run_lease, c.queue, c.kind, c.args, c.priority, c.run_lease,
               c.max_attempts, c.created_at, c.claimed_at, c.deadline_at;
@@ -128,8 +174,10 @@ DECLARE
     v_left int := claim.max_batch;
     v_lane int;
     v_rows int;
-    v_claim record;
     v_queue_gen bigint;
+    v_hint record;
+    v_key bigint;
+    v_now timestamptz;
 BEGIN
     PERFORM awa.require_read_committed();
     PERFORM awa.check_name('queue', claim.queue);
@@ -143,10 +191,12 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'NULL means no deadline: liveness by heartbeat only.';
     END IF;
-    -- the queue generation once per claim (a hint: lane_candidates filters on the
+    -- the queue generation once per claim (a hint: lane_claimables filters on the
     -- generation of each slot it reads); the claim cursor is read under each lane's
-    -- lock, because the lane's position is looked up from it
+    -- lock, in the statement that looks the lane's position up and appends the
+    -- receipts, whose snapshot is taken after the lock
     SELECT c.generation INTO v_queue_gen FROM awa.ring_cursor('queue') c;
+    SELECT * INTO v_hint FROM awa.ring_cursor('claim');   -- for the hints only
     FOR v_lane IN
         SELECT l.lane_id FROM awa.queue_lanes l
          WHERE l.queue = claim.queue
@@ -154,11 +204,34 @@ BEGIN
                                - pg_backend_pid() % awa.lane_shards()) % awa.lane_shards()
     LOOP
         EXIT WHEN v_left <= 0;
-        CONTINUE WHEN NOT awa.lane_may_have_work(v_lane, v_queue_gen);
-        CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended('awa.claim:' || v_lane, 0));
-        SELECT * INTO v_claim FROM awa.ring_cursor('claim');
-        RETURN QUERY SELECT * FROM awa.claim_lane(v_lane, v_left, claim.deadline,
-                                                  v_claim.slot, v_claim.generation, v_queue_gen);
+        -- lock only a lane that looks as if it had work (its head is in the ring and
+        -- its newest entry above its position, read without the lock: a hint)
+        CONTINUE WHEN NOT awa.lane_has_work(v_lane, v_hint.slot, v_hint.generation,
+                                            awa.ring_slot_count('claim'), v_queue_gen,
+                                            awa.ring_slot_count('queue'));
+        v_key := hashtextextended('awa.claim:' || v_lane, 0);
+        IF NOT pg_try_advisory_xact_lock(v_key) THEN
+            -- busy with work: before anything is claimed, wait for its holder's commit
+            -- a little (polling, never queued: no deadlock), rather than come back empty
+            CONTINUE WHEN v_left < claim.max_batch
+                       OR NOT awa.try_advisory_xact_lock_for(v_key, 10);
+        END IF;
+        v_now := clock_timestamp();
+        RETURN QUERY
+        INSERT INTO awa.lease_claims AS c (claim_slot, claim_generation, job_id, run_lease,
+                                           lane_id, lane_seq, ready_slot, ready_generation,
+                                           queue, priority, kind, args, max_attempts,
+                                           created_at, claimed_at, deadline_at)
+        SELECT k.slot, k.generation, r.job_id, r.attempt, r.lane_id, r.lane_seq,
+               r.ready_slot, r.ready_generation, r.queue, r.priority, r.kind, r.args,
+               r.max_attempts, r.created_at, v_now, v_now + claim.deadline
+          FROM awa.ring_cursor('claim') k,
+               awa.lane_claimables(v_lane, v_left, k.slot, k.generation,
+                                   awa.ring_slot_count('claim'), v_queue_gen,
+                                   awa.ring_slot_count('queue')) r
+         ORDER BY r.lane_seq
+        RETURNING c.job_id, c.run_lease, c.queue, c.kind, c.args, c.priority, c.run_lease,
+                  c.max_attempts, c.created_at, c.claimed_at, c.deadline_at;
         GET DIAGNOSTICS v_rows = ROW_COUNT;
         v_left := v_left - v_rows;
     END LOOP;

@@ -7,37 +7,28 @@ CREATE OR REPLACE FUNCTION awa.attempt_lock_key(p_job_id bigint, p_run_lease int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT hashtextextended('awa.attempt:' || p_job_id || ':' || p_run_lease, 0) $$;
 
+-- The still-open receipts of a set of attempts, in C (src/dataplane.c): for each
+-- distinct attempt, its receipt in the newest claim child holding one (children probed
+-- from p_claim_slot backwards by (job_id, run_lease), each by name, while an attempt
+-- is still unfound), returned when that child holds no closure of it. The caller holds
+-- the attempts' locks (prune cannot move them) and passes the claim cursor.
+CREATE OR REPLACE FUNCTION awa.open_receipts_at(p_job_ids bigint[], p_run_leases int[],
+                                                p_claim_slot int, p_claim_gen bigint,
+                                                p_claim_slots int)
+RETURNS SETOF awa.lease_claims
+LANGUAGE C STABLE STRICT ROWS 1
+AS 'MODULE_PATHNAME', 'awa_open_receipts_at';
+
 -- The attempt's receipt if it is still open (no closure), probing claim children from
 -- the current slot backwards; the caller holds the attempt lock.
 CREATE OR REPLACE FUNCTION awa.open_receipt(p_job_id bigint, p_run_lease int)
 RETURNS SETOF awa.lease_claims
-LANGUAGE plpgsql STABLE
+LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_cur record;
-    v_n int := awa.ring_slot_count('claim');
-    v_row awa.lease_claims;
-    v_closed boolean;
-    k int;
-BEGIN
-    SELECT * INTO v_cur FROM awa.ring_cursor('claim');
-    FOR k IN 0 .. least(v_cur.generation, v_n - 1) LOOP
-        EXECUTE format('SELECT c.* FROM awa.%I c WHERE c.job_id = $1 AND c.run_lease = $2 '
-                       'LIMIT 1', 'lease_claims_' || ((v_cur.slot - k + v_n) % v_n))
-           INTO v_row USING p_job_id, p_run_lease;
-        IF v_row.job_id IS NOT NULL THEN
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I x WHERE x.job_id = $1 '
-                           'AND x.run_lease = $2)',
-                           'lease_claim_closures_' || ((v_cur.slot - k + v_n) % v_n))
-               INTO v_closed USING p_job_id, p_run_lease;
-            IF NOT v_closed THEN
-                RETURN NEXT v_row;
-            END IF;
-            RETURN;
-        END IF;
-    END LOOP;
-END
+    SELECT r.* FROM awa.ring_cursor('claim') c,
+           awa.open_receipts_at(ARRAY[p_job_id], ARRAY[p_run_lease], c.slot, c.generation,
+                                awa.ring_slot_count('claim')) r
 $$;
 
 -- Closes an open attempt (closure in its receipt's slot) and, for a terminal outcome,
@@ -48,21 +39,19 @@ RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_cur record;
 BEGIN
     INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id, run_lease,
                                           outcome)
     VALUES (p_receipt.claim_slot, p_receipt.claim_generation, p_receipt.job_id,
             p_receipt.run_lease, p_outcome);
     IF p_state IS NOT NULL THEN
-        SELECT * INTO v_cur FROM awa.ring_cursor('queue');
         INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
                                       lane_id, lane_seq, queue, priority, kind, state,
                                       error, created_at)
-        VALUES (v_cur.slot, v_cur.generation, p_receipt.job_id, p_receipt.run_lease,
-                p_receipt.lane_id, p_receipt.lane_seq, p_receipt.queue, p_receipt.priority,
-                p_receipt.kind, p_state, p_error, p_receipt.created_at);
+        SELECT k.slot, k.generation, p_receipt.job_id, p_receipt.run_lease,
+               p_receipt.lane_id, p_receipt.lane_seq, p_receipt.queue, p_receipt.priority,
+               p_receipt.kind, p_state, p_error, p_receipt.created_at
+          FROM awa.ring_cursor('queue') k;
     END IF;
 END
 $$;
@@ -76,7 +65,11 @@ DECLARE
 BEGIN
     PERFORM awa.require_read_committed();
     PERFORM pg_advisory_xact_lock(awa.attempt_lock_key(complete.job_id, complete.run_lease));
-    SELECT * INTO v_receipt FROM awa.open_receipt(complete.job_id, complete.run_lease);
+    -- as open_receipt, in a statement that starts after the lock
+    SELECT r.* INTO v_receipt
+      FROM awa.ring_cursor('claim') k,
+           awa.open_receipts_at(ARRAY[complete.job_id], ARRAY[complete.run_lease],
+                                k.slot, k.generation, awa.ring_slot_count('claim')) r;
     IF v_receipt.job_id IS NULL THEN
         RETURN false;
     END IF;
@@ -85,34 +78,17 @@ BEGIN
 END
 $$;
 
--- The still-open receipts of a set of attempts: one probe per claim slot, from the
--- current one backwards. The caller holds the attempts' locks.
+-- The still-open receipts of a set of attempts (open_receipts_at at the current claim
+-- cursor). The caller holds the attempts' locks.
 CREATE OR REPLACE FUNCTION awa.open_receipts(p_job_ids bigint[], p_run_leases int[])
 RETURNS awa.lease_claims[]
-LANGUAGE plpgsql STABLE
+LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_cur record;
-    v_n int := awa.ring_slot_count('claim');
-    v_all awa.lease_claims[] := '{}';
-    v_part awa.lease_claims[];
-    k int;
-BEGIN
-    SELECT * INTO v_cur FROM awa.ring_cursor('claim');
-    FOR k IN 0 .. least(v_cur.generation, v_n - 1) LOOP
-        EXECUTE format('SELECT coalesce(array_agg(c), ''{}'') FROM awa.%I c '
-                       ' WHERE (c.job_id, c.run_lease) IN '
-                       '       (SELECT u.j, u.l FROM unnest($1, $2) u(j, l)) '
-                       '   AND NOT EXISTS (SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id '
-                       '                   AND x.run_lease = c.run_lease)',
-                       'lease_claims_' || ((v_cur.slot - k + v_n) % v_n),
-                       'lease_claim_closures_' || ((v_cur.slot - k + v_n) % v_n))
-           INTO v_part USING p_job_ids, p_run_leases;
-        v_all := v_all || v_part;
-    END LOOP;
-    RETURN v_all;
-END
+    SELECT coalesce(array_agg(r), '{}')
+      FROM awa.ring_cursor('claim') k,
+           awa.open_receipts_at(p_job_ids, p_run_leases, k.slot, k.generation,
+                                awa.ring_slot_count('claim')) r
 $$;
 
 -- Completes many attempts in one round trip (locks taken in key order); returns the
@@ -123,9 +99,7 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    a record;
     v_open awa.lease_claims[];
-    v_cur record;
 BEGIN
     PERFORM awa.require_read_committed();
     IF cardinality(job_ids) IS DISTINCT FROM cardinality(run_leases)
@@ -135,12 +109,13 @@ BEGIN
                   HINT = 'Pass the job_id and run_lease of each claimed attempt, pairwise; '
                          'each attempt takes a lock until commit, so batches stay small.';
     END IF;
-    FOR a IN SELECT DISTINCT j, l, awa.attempt_lock_key(j, l) AS k
+    -- one statement: the keys sorted (a materialized sort under a plain scan), then
+    -- locked in that order
+    PERFORM pg_advisory_xact_lock(s.k)
+       FROM (SELECT DISTINCT awa.attempt_lock_key(j, l) AS k
                FROM unnest(job_ids, run_leases) AS u(j, l)
               WHERE j IS NOT NULL AND l IS NOT NULL
-              ORDER BY k LOOP
-        PERFORM pg_advisory_xact_lock(a.k);
-    END LOOP;
+              ORDER BY 1 OFFSET 0) s;
     -- the open receipts of all these attempts, one probe per claim slot (each attempt's
     -- receipt is in exactly one slot; the attempt locks keep prune from moving it)
     v_open := awa.open_receipts(job_ids, run_leases);
@@ -148,12 +123,11 @@ BEGIN
                                           outcome)
     SELECT c.claim_slot, c.claim_generation, c.job_id, c.run_lease, 'completed'
       FROM unnest(v_open) c;
-    SELECT * INTO v_cur FROM awa.ring_cursor('queue');
     INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease, lane_id,
                                   lane_seq, queue, priority, kind, state, created_at)
-    SELECT v_cur.slot, v_cur.generation, c.job_id, c.run_lease, c.lane_id, c.lane_seq,
+    SELECT k.slot, k.generation, c.job_id, c.run_lease, c.lane_id, c.lane_seq,
            c.queue, c.priority, c.kind, 'completed', c.created_at
-      FROM unnest(v_open) c;
+      FROM awa.ring_cursor('queue') k, unnest(v_open) c;
     RETURN QUERY SELECT c.job_id, c.run_lease FROM unnest(v_open) c ORDER BY 1, 2;
 END
 $$;

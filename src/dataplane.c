@@ -1,0 +1,788 @@
+/*-------------------------------------------------------------------------
+ *
+ * dataplane.c
+ *	  The per-slot probes of the hot paths (enqueue, claim, complete), as
+ *	  direct index scans on the named ring children: no SPI, no planning.
+ *
+ * The PL/pgSQL versions ran one EXECUTE per ring slot probed (a static plan
+ * over a partitioned parent would lock every child, see docs/storage.md §1),
+ * and each EXECUTE was parsed and planned on every call. These functions open
+ * exactly the children the EXECUTEs touched, in the same order, with ACCESS
+ * SHARE held to the end of the transaction (as the executor holds it), and
+ * read them under the calling statement's snapshot, so they see and lock what
+ * the SQL they replace saw and locked:
+ *
+ *	awa.ring_cursor(ring)		the ring's newest ledger row, or its compat
+ *								columns while they are authoritative (0.7);
+ *	awa.ring_cursor_ledger(ring)	the same, ledger only (0.8);
+ *	awa.claim_position(...)		a lane's newest claim receipt;
+ *	awa.lane_head_generation(lane)	the queue generation of a lane's newest
+ *								entry (its head sequence; no partition read);
+ *	awa.lane_claimables(...)	a lane's unclaimed, untombstoned ready
+ *								entries above its position, in lane order;
+ *	awa.open_receipts_at(...)	the still-open receipts of a set of attempts;
+ *	awa.lane_has_work(...)		a hint, read without the lane's claim lock:
+ *								whether the lane's newest entry is above its
+ *								position;
+ *	awa.try_advisory_xact_lock_for(key, ms)	a bounded wait for a lock by
+ *								polling, never queueing in the lock manager.
+ *
+ * The ring cursor and the slot counts are arguments, read by the callers: the
+ * 0.6 data plane reads its cursor from the compat columns.
+ *
+ * src/dataplane.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/attmap.h"
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relscan.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/fmgrprotos.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+PG_FUNCTION_INFO_V1(awa_ring_cursor);
+PG_FUNCTION_INFO_V1(awa_ring_cursor_ledger);
+PG_FUNCTION_INFO_V1(awa_claim_position);
+PG_FUNCTION_INFO_V1(awa_lane_head_generation);
+PG_FUNCTION_INFO_V1(awa_lane_claimables);
+PG_FUNCTION_INFO_V1(awa_open_receipts_at);
+PG_FUNCTION_INFO_V1(awa_lane_has_work);
+PG_FUNCTION_INFO_V1(awa_try_advisory_xact_lock_for);
+
+/* one index scan on one ring child */
+typedef struct ChildScan
+{
+	Relation	heap;
+	Relation	index;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+} ChildScan;
+
+/* an attempt of open_receipts_at */
+typedef struct Attempt
+{
+	int64		job_id;
+	int32		run_lease;
+	bool		found;
+} Attempt;
+
+static Oid
+awa_namespace(void)
+{
+	return get_namespace_oid("awa", false);
+}
+
+static AttrNumber
+column_number(Relation rel, const char *name)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
+			return att->attnum;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("column \"%s\" of relation \"%s\" does not exist",
+					name, RelationGetRelationName(rel))));
+	return InvalidAttrNumber;	/* keep compiler quiet */
+}
+
+/*
+ * awa.<family>_<slot> (awa.<family> when slot < 0), after a SELECT privilege
+ * check, with ACCESS SHARE (waits, as a query would, behind a prune's
+ * exclusive lock, which prune holds for awa_bgw.prune_lock_timeout at most).
+ */
+static Relation
+open_table(Oid nsp, const char *family, int slot)
+{
+	char		name[NAMEDATALEN];
+	Oid			relid;
+
+	if (slot >= 0)
+		snprintf(name, sizeof(name), "%s_%d", family, slot);
+	else
+		strlcpy(name, family, sizeof(name));
+	relid = get_relname_relid(name, nsp);
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation \"awa.%s\" does not exist", name)));
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
+	return table_open(relid, AccessShareLock);
+}
+
+/* The plain btree index of heap whose leading keys are cols, with ACCESS SHARE. */
+static Relation
+open_index(Relation heap, int ncols, const char *const *cols)
+{
+	AttrNumber	want[INDEX_MAX_KEYS];
+	List	   *ids = RelationGetIndexList(heap);
+	ListCell   *lc;
+	int			i;
+
+	Assert(ncols <= INDEX_MAX_KEYS);
+	for (i = 0; i < ncols; i++)
+		want[i] = column_number(heap, cols[i]);
+	foreach(lc, ids)
+	{
+		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
+		Form_pg_index ind = idx->rd_index;
+		bool		ok;
+
+		ok = idx->rd_rel->relam == BTREE_AM_OID && ind->indisvalid &&
+			ind->indnkeyatts >= ncols &&
+			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
+			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL);
+		for (i = 0; ok && i < ncols; i++)
+			ok = ind->indkey.values[i] == want[i];
+		if (ok)
+		{
+			list_free(ids);
+			return idx;
+		}
+		index_close(idx, AccessShareLock);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("relation \"%s\" has no btree index on (%s, ...)",
+					RelationGetRelationName(heap), cols[0])));
+	return NULL;				/* keep compiler quiet */
+}
+
+static void
+child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys)
+{
+	cs->heap = heap;
+	cs->index = index;
+	cs->scan = index_beginscan(heap, index, GetActiveSnapshot(), nkeys, 0);
+	cs->slot = table_slot_create(heap, NULL);
+}
+
+/* ends the scan; the locks stay to the end of the transaction */
+static void
+child_scan_end(ChildScan *cs)
+{
+	index_endscan(cs->scan);
+	ExecDropSingleTupleTableSlot(cs->slot);
+	index_close(cs->index, NoLock);
+	table_close(cs->heap, NoLock);
+}
+
+static int64
+get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull)
+{
+	Datum		d = slot_getattr(slot, att, isnull);
+
+	return *isnull ? 0 : DatumGetInt64(d);
+}
+
+static int32
+get_int32(TupleTableSlot *slot, AttrNumber att, bool *isnull)
+{
+	Datum		d = slot_getattr(slot, att, isnull);
+
+	return *isnull ? 0 : DatumGetInt32(d);
+}
+
+/* appends the slot's row to the SRF result, columns matched by name */
+static void
+emit_row(ReturnSetInfo *rsinfo, TupleTableSlot *slot, AttrMap *map)
+{
+	TupleDesc	out = rsinfo->setDesc;
+	Datum	   *values = palloc(out->natts * sizeof(Datum));
+	bool	   *nulls = palloc(out->natts * sizeof(bool));
+	int			i;
+
+	slot_getallattrs(slot);
+	for (i = 0; i < out->natts; i++)
+	{
+		AttrNumber	in = map->attnums[i];
+
+		if (in == 0)
+		{
+			values[i] = (Datum) 0;
+			nulls[i] = true;
+		}
+		else
+		{
+			values[i] = slot->tts_values[in - 1];
+			nulls[i] = slot->tts_isnull[in - 1];
+		}
+	}
+	tuplestore_putvalues(rsinfo->setResult, out, values, nulls);
+	pfree(values);
+	pfree(nulls);
+}
+
+static int
+ring_slot(int64 slot, int64 back, int nslots)
+{
+	return (int) (((slot - back) % nslots + nslots) % nslots);
+}
+
+/*
+ * ring_cursor(ring): the ledger's newest row (by the ledger table's primary
+ * key, read backwards), or under compat authority the singleton's columns.
+ */
+static void
+ring_cursor(FunctionCallInfo fcinfo, bool ledger_only)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *ring = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char		name[NAMEDATALEN];
+	Oid			nsp;
+	bool		ledger = ledger_only;
+	Relation	rel;
+	Datum		values[2];
+	bool		nulls[2];
+	bool		found = false;
+
+	if (ring == NULL || (strcmp(ring, "queue") != 0 && strcmp(ring, "lease") != 0 &&
+						 strcmp(ring, "claim") != 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ring_cursor: unknown ring \"%s\"", ring ? ring : "<NULL>"),
+				 errhint("The rings are queue, lease and claim.")));
+
+	InitMaterializedSRF(fcinfo, 0);
+	nsp = awa_namespace();
+
+	if (!ledger)
+	{
+		/* awa.ring_authority(): the singleton's authority, else 'columns' */
+		TableScanDesc scan;
+		TupleTableSlot *slot;
+		AttrNumber	a_single,
+					a_auth;
+
+		rel = open_table(nsp, "ring_cursor_authority", -1);
+		a_single = column_number(rel, "singleton");
+		a_auth = column_number(rel, "authority");
+		scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+		slot = table_slot_create(rel, NULL);
+		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		{
+			bool		isnull;
+			Datum		d = slot_getattr(slot, a_single, &isnull);
+
+			if (isnull || !DatumGetBool(d))
+				continue;
+			d = slot_getattr(slot, a_auth, &isnull);
+			ledger = !isnull && strcmp(TextDatumGetCString(d), "ledger") == 0;
+			break;
+		}
+		ExecDropSingleTupleTableSlot(slot);
+		table_endscan(scan);
+		table_close(rel, NoLock);
+	}
+
+	if (ledger)
+	{
+		static const char *const cols[] = {"generation"};
+		ChildScan	cs;
+
+		snprintf(name, sizeof(name), "%s_ring_rotations", ring);
+		rel = open_table(nsp, name, -1);
+		child_scan_begin(&cs, rel, open_index(rel, 1, cols), 0);
+		index_rescan(cs.scan, NULL, 0, NULL, 0);
+		if (index_getnext_slot(cs.scan, BackwardScanDirection, cs.slot))
+		{
+			values[0] = slot_getattr(cs.slot, column_number(rel, "slot"), &nulls[0]);
+			values[1] = slot_getattr(cs.slot, column_number(rel, "generation"), &nulls[1]);
+			found = true;
+		}
+		if (found)
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		child_scan_end(&cs);
+	}
+	else
+	{
+		TableScanDesc scan;
+		TupleTableSlot *slot;
+		AttrNumber	a_single;
+
+		snprintf(name, sizeof(name), "%s_ring_state", ring);
+		rel = open_table(nsp, name, -1);
+		a_single = column_number(rel, "singleton");
+		scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+		slot = table_slot_create(rel, NULL);
+		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		{
+			bool		isnull;
+			Datum		d = slot_getattr(slot, a_single, &isnull);
+
+			if (isnull || !DatumGetBool(d))
+				continue;
+			values[0] = slot_getattr(slot, column_number(rel, "current_slot"), &nulls[0]);
+			values[1] = slot_getattr(slot, column_number(rel, "generation"), &nulls[1]);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		ExecDropSingleTupleTableSlot(slot);
+		table_endscan(scan);
+		table_close(rel, NoLock);
+	}
+}
+
+Datum
+awa_ring_cursor(PG_FUNCTION_ARGS)
+{
+	ring_cursor(fcinfo, false);
+	return (Datum) 0;
+}
+
+Datum
+awa_ring_cursor_ledger(PG_FUNCTION_ARGS)
+{
+	ring_cursor(fcinfo, true);
+	return (Datum) 0;
+}
+
+/*
+ * The lane's newest receipt: claim children from the current slot backwards,
+ * each read backwards on (lane_id, lane_seq), stopping at the first hit.
+ * Returns false (no position) when the lane was never claimed from.
+ */
+static bool
+lane_position(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32 nslots,
+			  int64 *lane_seq, int64 *ready_gen)
+{
+	static const char *const cols[] = {"lane_id", "lane_seq"};
+	int64		k;
+
+	for (k = 0; k <= Min(claim_gen, (int64) nslots - 1); k++)
+	{
+		Relation	heap = open_table(nsp, "lease_claims", ring_slot(claim_slot, k, nslots));
+		ChildScan	cs;
+		ScanKeyData key;
+		bool		found;
+
+		child_scan_begin(&cs, heap, open_index(heap, 2, cols), 1);
+		ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
+		index_rescan(cs.scan, &key, 1, NULL, 0);
+		found = index_getnext_slot(cs.scan, BackwardScanDirection, cs.slot);
+		if (found)
+		{
+			bool		isnull;
+
+			*lane_seq = get_int64(cs.slot, column_number(heap, "lane_seq"), &isnull);
+			*ready_gen = get_int64(cs.slot, column_number(heap, "ready_generation"), &isnull);
+		}
+		child_scan_end(&cs);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
+static void
+check_slots(int32 slot, int64 generation, int32 nslots)
+{
+	if (nslots < 1 || slot < 0 || slot >= nslots || generation < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid ring position (slot %d, generation " INT64_FORMAT
+						") for %d slots", slot, generation, nslots)));
+}
+
+/*
+ * claim_position(lane_id, claim_slot, claim_gen, claim_slots,
+ *				  OUT lane_seq, OUT ready_generation): (0, NULL) when none.
+ */
+Datum
+awa_claim_position(PG_FUNCTION_ARGS)
+{
+	int32		lane_id = PG_GETARG_INT32(0);
+	int32		claim_slot = PG_GETARG_INT32(1);
+	int64		claim_gen = PG_GETARG_INT64(2);
+	int32		nslots = PG_GETARG_INT32(3);
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	int64		seq = 0;
+	int64		gen = 0;
+
+	check_slots(claim_slot, claim_gen, nslots);
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	desc = BlessTupleDesc(desc);
+	if (!lane_position(awa_namespace(), lane_id, claim_slot, claim_gen, nslots, &seq, &gen))
+		nulls[1] = true;
+	values[0] = Int64GetDatum(seq);
+	values[1] = Int64GetDatum(gen);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+/* pg_sequence_last_value(awa.lane_<id>_head); false when never set */
+static bool
+lane_head(Oid nsp, int32 lane_id, int64 *head)
+{
+	char		name[NAMEDATALEN];
+	Oid			seqid;
+	Datum		d;
+	LOCAL_FCINFO(fc, 1);
+
+	snprintf(name, sizeof(name), "lane_%d_head", lane_id);
+	seqid = get_relname_relid(name, nsp);
+	if (!OidIsValid(seqid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation \"awa.%s\" does not exist", name)));
+	InitFunctionCallInfoData(*fc, NULL, 1, InvalidOid, NULL, NULL);
+	fc->args[0].value = ObjectIdGetDatum(seqid);
+	fc->args[0].isnull = false;
+	d = pg_sequence_last_value(fc);
+	if (fc->isnull)
+		return false;
+	*head = DatumGetInt64(d);
+	return true;
+}
+
+/* lane_head_generation(lane_id): NULL when nothing was ever enqueued in the lane */
+Datum
+awa_lane_head_generation(PG_FUNCTION_ARGS)
+{
+	int64		head;
+
+	if (!lane_head(awa_namespace(), PG_GETARG_INT32(0), &head))
+		PG_RETURN_NULL();
+	PG_RETURN_INT64(head);
+}
+
+/* whether the lane's entry lane_seq has a cancel tombstone (run_lease 0) */
+static bool
+tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id, int64 lane_seq)
+{
+	ScanKeyData keys[2];
+
+	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
+	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(lane_seq));
+	index_rescan(done->scan, keys, 2, NULL, 0);
+	while (index_getnext_slot(done->scan, ForwardScanDirection, done->slot))
+	{
+		bool		isnull;
+		int32		lease = get_int32(done->slot, a_lease, &isnull);
+
+		if (!isnull && lease == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * lane_claimables(lane_id, limit, claim_slot, claim_gen, claim_slots,
+ *				   queue_gen, queue_slots) RETURNS SETOF awa.ready_entries
+ *
+ * The lane's position (its newest receipt), then the unclaimed entries above
+ * it, not tombstoned, in lane order, up to limit: ready children from the
+ * position's generation (or the oldest live one) up to the lane's head
+ * generation, each read on (lane_id, ready_generation, lane_seq) for its own
+ * generation (so a stale queue_gen can only delay an entry, never reorder or
+ * skip one). The caller holds the lane's claim lock, and its statement took
+ * its snapshot after that lock (docs/storage.md §4).
+ */
+Datum
+awa_lane_claimables(PG_FUNCTION_ARGS)
+{
+	static const char *const rcols[] = {"lane_id", "ready_generation", "lane_seq"};
+	static const char *const dcols[] = {"lane_id", "lane_seq"};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int32		lane_id = PG_GETARG_INT32(0);
+	int32		limit = PG_GETARG_INT32(1);
+	int32		claim_slot = PG_GETARG_INT32(2);
+	int64		claim_gen = PG_GETARG_INT64(3);
+	int32		claim_slots = PG_GETARG_INT32(4);
+	int64		queue_gen = PG_GETARG_INT64(5);
+	int32		queue_slots = PG_GETARG_INT32(6);
+	Oid			nsp;
+	int64		head;
+	int64		after = 0;
+	int64		from = 0;
+	int64		g;
+	int64		got = 0;
+
+	check_slots(claim_slot, claim_gen, claim_slots);
+	check_slots(0, queue_gen, queue_slots);
+	InitMaterializedSRF(fcinfo, 0);
+	nsp = awa_namespace();
+	if (!lane_head(nsp, lane_id, &head))
+		return (Datum) 0;		/* nothing was ever enqueued in this lane */
+	if (!lane_position(nsp, lane_id, claim_slot, claim_gen, claim_slots, &after, &from))
+	{
+		after = 0;
+		from = 0;
+	}
+
+	for (g = Max(Max(from, queue_gen - queue_slots + 1), 0);
+		 g <= Min(head, queue_gen) && got < limit; g++)
+	{
+		Relation	ready = open_table(nsp, "ready_entries", (int) (g % queue_slots));
+		Relation	done = open_table(nsp, "done_entries", (int) (g % queue_slots));
+		AttrNumber	a_seq = column_number(ready, "lane_seq");
+		AttrNumber	a_lease = column_number(done, "run_lease");
+		AttrMap    *map = build_attrmap_by_name(RelationGetDescr(ready), rsinfo->setDesc);
+		ChildScan	rs,
+					ds;
+		ScanKeyData keys[3];
+
+		child_scan_begin(&rs, ready, open_index(ready, 3, rcols), 3);
+		child_scan_begin(&ds, done, open_index(done, 2, dcols), 2);
+		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
+		ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(g));
+		ScanKeyInit(&keys[2], 3, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(after));
+		index_rescan(rs.scan, keys, 3, NULL, 0);
+		while (got < limit && index_getnext_slot(rs.scan, ForwardScanDirection, rs.slot))
+		{
+			bool		isnull;
+			int64		seq = get_int64(rs.slot, a_seq, &isnull);
+
+			if (tombstoned(&ds, a_lease, lane_id, seq))
+				continue;
+			emit_row(rsinfo, rs.slot, map);
+			got++;
+		}
+		free_attrmap(map);
+		child_scan_end(&ds);
+		child_scan_end(&rs);
+	}
+	return (Datum) 0;
+}
+
+static int
+attempt_cmp(const void *a, const void *b)
+{
+	const Attempt *x = (const Attempt *) a;
+	const Attempt *y = (const Attempt *) b;
+
+	if (x->job_id != y->job_id)
+		return x->job_id < y->job_id ? -1 : 1;
+	if (x->run_lease != y->run_lease)
+		return x->run_lease < y->run_lease ? -1 : 1;
+	return 0;
+}
+
+/*
+ * open_receipts_at(job_ids bigint[], run_leases int[], claim_slot, claim_gen,
+ *					claim_slots) RETURNS SETOF awa.lease_claims
+ *
+ * For each distinct attempt (NULLs ignored): its receipt in the newest claim
+ * child holding one (children probed from the current slot backwards, while
+ * some attempt is still unfound), returned if that child holds no closure of
+ * it. The caller holds the attempts' locks, so prune cannot move them.
+ */
+Datum
+awa_open_receipts_at(PG_FUNCTION_ARGS)
+{
+	static const char *const cols[] = {"job_id", "run_lease"};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ArrayType  *jobs_a = PG_GETARG_ARRAYTYPE_P(0);
+	ArrayType  *leases_a = PG_GETARG_ARRAYTYPE_P(1);
+	int32		claim_slot = PG_GETARG_INT32(2);
+	int64		claim_gen = PG_GETARG_INT64(3);
+	int32		nslots = PG_GETARG_INT32(4);
+	Datum	   *jobs,
+			   *leases;
+	bool	   *jnulls,
+			   *lnulls;
+	int			njobs,
+				nleases;
+	Attempt    *att;
+	int			n = 0;
+	int			left;
+	int			i;
+	int64		k;
+	Oid			nsp;
+
+	check_slots(claim_slot, claim_gen, nslots);
+	deconstruct_array(jobs_a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &jobs, &jnulls, &njobs);
+	deconstruct_array(leases_a, INT4OID, 4, true, TYPALIGN_INT,
+					  &leases, &lnulls, &nleases);
+	if (njobs != nleases)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("job_ids and run_leases must be arrays of the same length")));
+	InitMaterializedSRF(fcinfo, 0);
+
+	att = palloc(sizeof(Attempt) * Max(njobs, 1));
+	for (i = 0; i < njobs; i++)
+	{
+		if (jnulls[i] || lnulls[i])
+			continue;
+		att[n].job_id = DatumGetInt64(jobs[i]);
+		att[n].run_lease = DatumGetInt32(leases[i]);
+		att[n].found = false;
+		n++;
+	}
+	if (n > 1)
+	{
+		int			m = 1;
+
+		qsort(att, n, sizeof(Attempt), attempt_cmp);
+		for (i = 1; i < n; i++)
+			if (attempt_cmp(&att[i], &att[m - 1]) != 0)
+				att[m++] = att[i];
+		n = m;
+	}
+	left = n;
+	nsp = awa_namespace();
+
+	for (k = 0; left > 0 && k <= Min(claim_gen, (int64) nslots - 1); k++)
+	{
+		int			s = ring_slot(claim_slot, k, nslots);
+		Relation	heap = open_table(nsp, "lease_claims", s);
+		AttrMap    *map = build_attrmap_by_name(RelationGetDescr(heap), rsinfo->setDesc);
+		ChildScan	cs,
+					xs;
+		bool		closures_open = false;
+
+		child_scan_begin(&cs, heap, open_index(heap, 2, cols), 2);
+		for (i = 0; i < n; i++)
+		{
+			ScanKeyData keys[2];
+
+			if (att[i].found)
+				continue;
+			ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ,
+						Int64GetDatum(att[i].job_id));
+			ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT4EQ,
+						Int32GetDatum(att[i].run_lease));
+			index_rescan(cs.scan, keys, 2, NULL, 0);
+			if (!index_getnext_slot(cs.scan, ForwardScanDirection, cs.slot))
+				continue;
+			att[i].found = true;
+			left--;
+			if (!closures_open)
+			{
+				Relation	x = open_table(nsp, "lease_claim_closures", s);
+
+				child_scan_begin(&xs, x, open_index(x, 2, cols), 2);
+				closures_open = true;
+			}
+			index_rescan(xs.scan, keys, 2, NULL, 0);
+			if (!index_getnext_slot(xs.scan, ForwardScanDirection, xs.slot))
+				emit_row(rsinfo, cs.slot, map);
+		}
+		if (closures_open)
+			child_scan_end(&xs);
+		child_scan_end(&cs);
+		free_attrmap(map);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * lane_has_work(lane_id, claim_slot, claim_gen, claim_slots, queue_gen,
+ *				 queue_slots) RETURNS boolean
+ *
+ * A hint for a claimer that does not hold the lane's claim lock: whether the
+ * lane's newest committed entry (the first one found reading the ready
+ * children backwards from its head generation) is above its position. False
+ * when the lane's head is older than every live slot. Tombstones are not
+ * looked at (a lane whose only entries above its position are cancelled reads
+ * as busy). It only decides whether to lock the lane: what a claim takes is
+ * decided under the lock, with a snapshot taken after it.
+ */
+Datum
+awa_lane_has_work(PG_FUNCTION_ARGS)
+{
+	static const char *const rcols[] = {"lane_id", "ready_generation", "lane_seq"};
+	int32		lane_id = PG_GETARG_INT32(0);
+	int32		claim_slot = PG_GETARG_INT32(1);
+	int64		claim_gen = PG_GETARG_INT64(2);
+	int32		claim_slots = PG_GETARG_INT32(3);
+	int64		queue_gen = PG_GETARG_INT64(4);
+	int32		queue_slots = PG_GETARG_INT32(5);
+	Oid			nsp = awa_namespace();
+	int64		head;
+	int64		pos = 0;
+	int64		from = 0;
+	int64		g;
+
+	check_slots(claim_slot, claim_gen, claim_slots);
+	check_slots(0, queue_gen, queue_slots);
+	if (!lane_head(nsp, lane_id, &head) || head <= queue_gen - queue_slots)
+		PG_RETURN_BOOL(false);
+	if (!lane_position(nsp, lane_id, claim_slot, claim_gen, claim_slots, &pos, &from))
+	{
+		pos = 0;
+		from = 0;
+	}
+	for (g = Min(head, queue_gen); g >= Max(Max(from, queue_gen - queue_slots + 1), 0); g--)
+	{
+		Relation	ready = open_table(nsp, "ready_entries", (int) (g % queue_slots));
+		AttrNumber	a_seq = column_number(ready, "lane_seq");
+		ChildScan	rs;
+		ScanKeyData keys[2];
+		bool		found;
+		bool		isnull;
+		int64		seq = 0;
+
+		child_scan_begin(&rs, ready, open_index(ready, 3, rcols), 2);
+		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
+		ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(g));
+		index_rescan(rs.scan, keys, 2, NULL, 0);
+		found = index_getnext_slot(rs.scan, BackwardScanDirection, rs.slot);
+		if (found)
+			seq = get_int64(rs.slot, a_seq, &isnull);
+		child_scan_end(&rs);
+		if (found)
+			PG_RETURN_BOOL(seq > pos);
+	}
+	PG_RETURN_BOOL(false);
+}
+
+/*
+ * try_advisory_xact_lock_for(key bigint, timeout_ms int) RETURNS boolean
+ *
+ * pg_try_advisory_xact_lock(key), retried every 200 us for up to timeout_ms.
+ * It never queues in the lock manager, so it cannot take part in a deadlock,
+ * whatever the caller holds; a holder that stays longer is left to itself.
+ */
+Datum
+awa_try_advisory_xact_lock_for(PG_FUNCTION_ARGS)
+{
+	int64		key = PG_GETARG_INT64(0);
+	int32		timeout_ms = PG_GETARG_INT32(1);
+	TimestampTz start = GetCurrentTimestamp();
+
+	for (;;)
+	{
+		if (DatumGetBool(DirectFunctionCall1(pg_try_advisory_xact_lock_int8,
+											 Int64GetDatum(key))))
+			PG_RETURN_BOOL(true);
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
+			PG_RETURN_BOOL(false);
+		pg_usleep(200L);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
