@@ -56,6 +56,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
@@ -251,12 +252,53 @@ ring_slot(int64 slot, int64 back, int nslots)
 }
 
 /*
+ * Copies the named columns of the table's singleton row (singleton = true),
+ * read under the active snapshot, into values/nulls; false when it has none.
+ */
+static bool
+read_singleton(Oid nsp, const char *table, int ncols, const char *const *cols,
+			   Datum *values, bool *nulls)
+{
+	Relation	rel = open_table(nsp, table, -1);
+	AttrNumber	a_single = column_number(rel, "singleton");
+	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	bool		found = false;
+	int			i;
+
+	while (!found && table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		bool		isnull;
+		Datum		d = slot_getattr(slot, a_single, &isnull);
+
+		if (isnull || !DatumGetBool(d))
+			continue;
+		for (i = 0; i < ncols; i++)
+		{
+			AttrNumber	a = column_number(rel, cols[i]);
+			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), a - 1);
+
+			values[i] = slot_getattr(slot, a, &nulls[i]);
+			if (!nulls[i])
+				values[i] = datumCopy(values[i], att->attbyval, att->attlen);
+		}
+		found = true;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	table_close(rel, NoLock);
+	return found;
+}
+
+/*
  * ring_cursor(ring): the ledger's newest row (by the ledger table's primary
  * key, read backwards), or under compat authority the singleton's columns.
  */
 static void
 ring_cursor(FunctionCallInfo fcinfo, bool ledger_only)
 {
+	static const char *const authority_col[] = {"authority"};
+	static const char *const cursor_cols[] = {"current_slot", "generation"};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *ring = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
 	char		name[NAMEDATALEN];
@@ -265,7 +307,6 @@ ring_cursor(FunctionCallInfo fcinfo, bool ledger_only)
 	Relation	rel;
 	Datum		values[2];
 	bool		nulls[2];
-	bool		found = false;
 
 	if (ring == NULL || (strcmp(ring, "queue") != 0 && strcmp(ring, "lease") != 0 &&
 						 strcmp(ring, "claim") != 0))
@@ -277,34 +318,10 @@ ring_cursor(FunctionCallInfo fcinfo, bool ledger_only)
 	InitMaterializedSRF(fcinfo, 0);
 	nsp = awa_namespace();
 
-	if (!ledger)
-	{
-		/* awa.ring_authority(): the singleton's authority, else 'columns' */
-		TableScanDesc scan;
-		TupleTableSlot *slot;
-		AttrNumber	a_single,
-					a_auth;
-
-		rel = open_table(nsp, "ring_cursor_authority", -1);
-		a_single = column_number(rel, "singleton");
-		a_auth = column_number(rel, "authority");
-		scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
-		slot = table_slot_create(rel, NULL);
-		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-		{
-			bool		isnull;
-			Datum		d = slot_getattr(slot, a_single, &isnull);
-
-			if (isnull || !DatumGetBool(d))
-				continue;
-			d = slot_getattr(slot, a_auth, &isnull);
-			ledger = !isnull && strcmp(TextDatumGetCString(d), "ledger") == 0;
-			break;
-		}
-		ExecDropSingleTupleTableSlot(slot);
-		table_endscan(scan);
-		table_close(rel, NoLock);
-	}
+	/* awa.ring_authority(): the singleton's authority, else 'columns' */
+	if (!ledger && read_singleton(nsp, "ring_cursor_authority", 1, authority_col,
+								  values, nulls))
+		ledger = !nulls[0] && strcmp(TextDatumGetCString(values[0]), "ledger") == 0;
 
 	if (ledger)
 	{
@@ -319,37 +336,15 @@ ring_cursor(FunctionCallInfo fcinfo, bool ledger_only)
 		{
 			values[0] = slot_getattr(cs.slot, column_number(rel, "slot"), &nulls[0]);
 			values[1] = slot_getattr(cs.slot, column_number(rel, "generation"), &nulls[1]);
-			found = true;
-		}
-		if (found)
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
 		child_scan_end(&cs);
 	}
 	else
 	{
-		TableScanDesc scan;
-		TupleTableSlot *slot;
-		AttrNumber	a_single;
-
 		snprintf(name, sizeof(name), "%s_ring_state", ring);
-		rel = open_table(nsp, name, -1);
-		a_single = column_number(rel, "singleton");
-		scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
-		slot = table_slot_create(rel, NULL);
-		while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
-		{
-			bool		isnull;
-			Datum		d = slot_getattr(slot, a_single, &isnull);
-
-			if (isnull || !DatumGetBool(d))
-				continue;
-			values[0] = slot_getattr(slot, column_number(rel, "current_slot"), &nulls[0]);
-			values[1] = slot_getattr(slot, column_number(rel, "generation"), &nulls[1]);
+		if (read_singleton(nsp, name, 2, cursor_cols, values, nulls))
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-		ExecDropSingleTupleTableSlot(slot);
-		table_endscan(scan);
-		table_close(rel, NoLock);
 	}
 }
 
