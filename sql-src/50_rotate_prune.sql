@@ -80,6 +80,37 @@ AS $$
     WHERE k > 1
 $$;
 
+-- How many sealed slots (behind the cursor (p_slot, p_generation), at most one wrap)
+-- still hold rows: the status views' "awaiting prune".
+CREATE OR REPLACE FUNCTION awa.ring_sealed_slots_holding_rows(p_ring text, p_slot int,
+                                                              p_generation bigint)
+RETURNS bigint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT count(*)
+      FROM (SELECT awa.ring_slot_count(p_ring) AS n) v,
+           generate_series(1, least(p_generation, v.n - 1)) o
+     WHERE awa.ring_slot_blocker(p_ring, (((p_slot - o) % v.n + v.n) % v.n)::int) IS NOT NULL
+$$;
+
+-- The terminal outcomes in a queue slot, per (queue, priority) with any, in key order:
+-- what queue prune records before it truncates the slot.
+CREATE OR REPLACE FUNCTION awa.queue_slot_terminal_counts(p_slot int)
+RETURNS TABLE (queue text, priority smallint, completed bigint, failed bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT queue, priority, count(*) FILTER (WHERE state = ''completed''), '
+        '       count(*) FILTER (WHERE state = ''failed'') '
+        '  FROM awa.%I GROUP BY queue, priority '
+        'HAVING count(*) FILTER (WHERE state IN (''completed'', ''failed'')) > 0 '
+        ' ORDER BY queue, priority', 'done_entries_' || p_slot);
+END
+$$;
+
 -- Why a sealed slot still holds live work that carrying forward cannot move (NULL:
 -- nothing; it may be truncated once carry-forward has run). The queue ring's proof:
 -- every ready entry has been claimed (its lane_seq is at or below its lane's position)

@@ -4,23 +4,16 @@
 -- Queue prune appends the slot's terminal counts to the delta table (never upserts the
 -- rollups); the fold merges them later.
 CREATE OR REPLACE FUNCTION awa.queue_slot_record_terminal_counts(p_slot int) RETURNS bigint
-LANGUAGE plpgsql VOLATILE
+LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    n bigint;
-BEGIN
-    EXECUTE format(
-        'INSERT INTO awa.queue_terminal_rollup_deltas '
-        '       (queue, priority, pruned_completed_delta, pruned_failed_delta) '
-        'SELECT queue, priority, count(*) FILTER (WHERE state = ''completed''), '
-        '       count(*) FILTER (WHERE state = ''failed'') '
-        '  FROM awa.%I GROUP BY queue, priority '
-        'HAVING count(*) FILTER (WHERE state IN (''completed'', ''failed'')) > 0 '
-        ' ORDER BY queue, priority', 'done_entries_' || p_slot);
-    GET DIAGNOSTICS n = ROW_COUNT;
-    RETURN n;
-END
+    WITH ins AS (
+        INSERT INTO awa.queue_terminal_rollup_deltas
+               (queue, priority, pruned_completed_delta, pruned_failed_delta)
+        SELECT c.queue, c.priority, c.completed, c.failed
+          FROM awa.queue_slot_terminal_counts(p_slot) c
+        RETURNING 1)
+    SELECT count(*) FROM ins
 $$;
 
 -- The terminal counts of a queue's pruned history: the folded rollups plus the deltas

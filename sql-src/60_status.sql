@@ -21,12 +21,8 @@ SELECT r.ring,
        awa.ring_slot_count(r.ring) AS slot_count,
        l.ledger_rows,
        l.last_rotated_at,
-       (SELECT count(*)
-          FROM generate_series(1, least(c.generation, awa.ring_slot_count(r.ring) - 1)) o
-         WHERE awa.ring_slot_blocker(r.ring,
-                   (((c.slot - o) % awa.ring_slot_count(r.ring) + awa.ring_slot_count(r.ring))
-                    % awa.ring_slot_count(r.ring))::int) IS NOT NULL
-       ) AS sealed_slots_awaiting_prune
+       awa.ring_sealed_slots_holding_rows(r.ring, c.slot, c.generation)
+           AS sealed_slots_awaiting_prune
   FROM (VALUES (1, 'queue'), (2, 'lease'), (3, 'claim')) r(ord, ring)
  CROSS JOIN LATERAL awa.ring_cursor(r.ring) c
  CROSS JOIN LATERAL awa.ring_ledger_stats(r.ring) l

@@ -2,28 +2,20 @@
 -- appends deltas instead, so that prune never updates a row).
 
 CREATE OR REPLACE FUNCTION awa.queue_slot_record_terminal_counts(p_slot int) RETURNS bigint
-LANGUAGE plpgsql VOLATILE
+LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    n bigint;
-BEGIN
-    EXECUTE format(
-        'INSERT INTO awa.queue_terminal_rollups AS r '
-        '       (queue, priority, pruned_completed_count, pruned_failed_count) '
-        'SELECT queue, priority, count(*) FILTER (WHERE state = ''completed''), '
-        '       count(*) FILTER (WHERE state = ''failed'') '
-        '  FROM awa.%I GROUP BY queue, priority '
-        'HAVING count(*) FILTER (WHERE state IN (''completed'', ''failed'')) > 0 '
-        ' ORDER BY queue, priority '
-        'ON CONFLICT (queue, priority) DO UPDATE '
-        '   SET pruned_completed_count = r.pruned_completed_count '
-        '                                + EXCLUDED.pruned_completed_count, '
-        '       pruned_failed_count = r.pruned_failed_count + EXCLUDED.pruned_failed_count',
-        'done_entries_' || p_slot);
-    GET DIAGNOSTICS n = ROW_COUNT;
-    RETURN n;
-END
+    WITH ups AS (
+        INSERT INTO awa.queue_terminal_rollups AS r
+               (queue, priority, pruned_completed_count, pruned_failed_count)
+        SELECT c.queue, c.priority, c.completed, c.failed
+          FROM awa.queue_slot_terminal_counts(p_slot) c
+        ON CONFLICT (queue, priority) DO UPDATE
+           SET pruned_completed_count = r.pruned_completed_count
+                                        + EXCLUDED.pruned_completed_count,
+               pruned_failed_count = r.pruned_failed_count + EXCLUDED.pruned_failed_count
+        RETURNING 1)
+    SELECT count(*) FROM ups
 $$;
 
 CREATE OR REPLACE FUNCTION awa.queue_pruned_terminal_counts(p_queue text,
