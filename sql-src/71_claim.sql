@@ -125,43 +125,6 @@ BEGIN
 END
 $$;
 
--- Whether a lane may hold unclaimed entries at all: its head generation is still in
--- the ring. Reads a sequence, no partition.
-CREATE OR REPLACE FUNCTION awa.lane_may_have_work(p_lane_id int, p_queue_gen bigint) RETURNS boolean
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT coalesce(awa.lane_head_generation(p_lane_id)
-                    > p_queue_gen - awa.ring_slot_count('queue'), false)
-$$;
-
--- Claims from one lane whose claim lock the caller holds; returns the claimed jobs.
-CREATE OR REPLACE FUNCTION awa.claim_lane(p_lane_id int, p_limit int, p_deadline interval,
-                               p_claim_slot int, p_claim_gen bigint, p_queue_gen bigint)
-RETURNS SETOF awa.claimed_job
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v_now timestamptz := clock_timestamp();
-BEGIN
-    RETURN QUERY
-    INSERT INTO awa.lease_claims AS c (claim_slot, claim_generation, job_id, run_lease,
-                                       lane_id, lane_seq, ready_slot, ready_generation,
-                                       queue, priority, kind, args, max_attempts,
-                                       created_at, claimed_at, deadline_at)
-    SELECT p_claim_slot, p_claim_gen, r.job_id, r.attempt, r.lane_id, r.lane_seq,
-           r.ready_slot, r.ready_generation, r.queue, r.priority, r.kind, r.args,
-           r.max_attempts, r.created_at, v_now, v_now + p_deadline
-      FROM awa.lane_claimables(p_lane_id, p_limit, p_claim_slot, p_claim_gen,
-                               awa.ring_slot_count('claim'), p_queue_gen,
-                               awa.ring_slot_count('queue')) r
-     ORDER BY r.lane_seq
-    RETURNING c.job_id, c.run_lease, c.queue, c.kind, c.args, c.priority, c.run_lease,
-              c.max_attempts, c.created_at, c.claimed_at, c.deadline_at;
-END
-$$;
-
 -- claim(queue, max_batch, deadline): lanes in priority order, shards starting from
 -- this backend's; a lane whose claim lock is busy is left to its holder.
 CREATE OR REPLACE FUNCTION awa.claim(queue text, max_batch int DEFAULT 1,
