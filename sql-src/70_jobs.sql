@@ -1,4 +1,11 @@
 -- Jobs outside the rings, lanes, validation, and enqueue (docs/storage.md §2, §5).
+--
+-- search_path: the API entry points are SECURITY DEFINER with a pinned search_path;
+-- the helpers they call on the hot paths (here and in 72_attempts.sql) carry no SET
+-- clause of their own: they name every object with its schema, run with their
+-- caller's rights (so a caller's own search_path can only affect the caller), and a
+-- SET clause would cost a GUC save and restore on every call (and keep a SQL function
+-- from being inlined).
 
 CREATE OR REPLACE FUNCTION awa.lane_shards() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 4 $$;
@@ -7,7 +14,6 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 4 $$;
 -- current one: a REPEATABLE READ snapshot could name a slot that has been reused.
 CREATE OR REPLACE FUNCTION awa.require_read_committed() RETURNS void
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
@@ -21,7 +27,6 @@ $$;
 
 CREATE OR REPLACE FUNCTION awa.check_name(p_what text, p_value text) RETURNS void
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF p_value IS NULL OR length(p_value) = 0 OR length(p_value) > 200 THEN
@@ -41,7 +46,6 @@ CREATE OR REPLACE FUNCTION awa.check_job(p_queue text, p_kind text, p_args jsonb
                               p_run_at timestamptz, p_max_attempts int)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     PERFORM awa.check_name('queue', p_queue);
@@ -108,7 +112,6 @@ $$;
 -- The lane's head sequence.
 CREATE OR REPLACE FUNCTION awa.lane_head_seq(p_lane_id int) RETURNS regclass
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$ SELECT format('awa.%I', 'lane_' || p_lane_id || '_head')::regclass $$;
 
 -- Registers the lanes of (queue, priority) ahead of the first enqueue. Optional: the
@@ -136,7 +139,6 @@ $$;
 -- for its own.
 CREATE OR REPLACE FUNCTION awa.lock_enqueue_lane(p_queue text, p_priority smallint) RETURNS int
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_memo text := 'awa.enqueue_lane_' || abs(hashtextextended(p_queue || ':' || p_priority, 0));
@@ -180,7 +182,6 @@ $$;
 CREATE OR REPLACE FUNCTION awa.enqueue_ready(p_queue text, p_priority smallint, p_jobs awa.new_job[])
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_lane int := awa.lock_enqueue_lane(p_queue, p_priority);
@@ -205,7 +206,6 @@ $$;
 -- ring, one lane lock per priority (in priority order, so two batches cannot deadlock).
 CREATE OR REPLACE FUNCTION awa.enqueue_jobs(p_queue text, p_jobs awa.new_job[]) RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_prio smallint;
