@@ -74,12 +74,13 @@ for batch in 1 32; do
     echo "| enqueue | $batch | $a | $b |"
 
     # claim+complete drains a backlog, made by $clients concurrent producers (so it is
-    # spread over the lanes, as concurrent application sessions spread it); 100 batches
-    # of 32 per client and second of the cell for each system, so that neither drains it
-    # before the cell ends below ~1,600 x clients jobs/s (with a fixed 500 batches per
-    # client the batched cell was capped at 32,000 jobs / cell, 1,600/s at 20 s)
+    # spread over the lanes, as concurrent application sessions spread it); pgbench
+    # picks one of the two producer scripts per transaction, so 400 transactions per
+    # client and second make ~200 batches of 32 per client and second of the cell for
+    # each system: neither drains it before the cell ends below ~6,400 x clients jobs/s
+    # (with 100 the batched cell of both systems was capped at 1,600 x clients jobs/s)
     reset_queues
-    "${run_as[@]}" "$bin/pgbench" -n -c "$clients" -j 2 -t $((secs * 100)) -h "$work" -p "$port" -U postgres \
+    "${run_as[@]}" "$bin/pgbench" -n -c "$clients" -j 2 -t $((secs * 400)) -h "$work" -p "$port" -U postgres \
         -f "$work/producer_batch.sql" -f "$work/skip_producer_batch.sql" postgres >/dev/null 2>&1
     s0=$(awa_done); pgb -f "$work/consumer$sfx.sql" >/dev/null; s1=$(awa_done)
     t0=$(skip_done); pgb -f "$work/skip_consumer$sfx.sql" >/dev/null; t1=$(skip_done)
