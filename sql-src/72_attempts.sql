@@ -33,26 +33,27 @@ AS $$
                                 awa.ring_slot_count('claim')) r
 $$;
 
--- Closes an open attempt (closure in its receipt's slot) and, for a terminal outcome,
--- records it in the current queue slot.
-CREATE OR REPLACE FUNCTION awa.close_attempt(p_receipt awa.lease_claims, p_outcome text,
-                                  p_state text, p_error text)
+-- Closes open attempts: a closure in each receipt's claim slot and, for a terminal
+-- outcome (p_state not NULL), its done entry in the current queue slot. The one place
+-- that writes closures and outcomes (complete, complete_batch, fail, rescue, cancel).
+-- The caller holds the attempts' locks.
+CREATE OR REPLACE FUNCTION awa.close_attempts(p_receipts awa.lease_claims[], p_outcome text,
+                                              p_state text, p_error text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 AS $$
 BEGIN
     INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id, run_lease,
                                           outcome)
-    VALUES (p_receipt.claim_slot, p_receipt.claim_generation, p_receipt.job_id,
-            p_receipt.run_lease, p_outcome);
+    SELECT c.claim_slot, c.claim_generation, c.job_id, c.run_lease, p_outcome
+      FROM unnest(p_receipts) c;
     IF p_state IS NOT NULL THEN
         INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
                                       lane_id, lane_seq, queue, priority, kind, state,
                                       error, created_at)
-        SELECT k.slot, k.generation, p_receipt.job_id, p_receipt.run_lease,
-               p_receipt.lane_id, p_receipt.lane_seq, p_receipt.queue, p_receipt.priority,
-               p_receipt.kind, p_state, p_error, p_receipt.created_at
-          FROM awa.ring_cursor('queue') k;
+        SELECT k.slot, k.generation, c.job_id, c.run_lease, c.lane_id, c.lane_seq,
+               c.queue, c.priority, c.kind, p_state, p_error, c.created_at
+          FROM awa.ring_cursor('queue') k, unnest(p_receipts) c;
     END IF;
 END
 $$;
@@ -74,7 +75,7 @@ BEGIN
     IF v_receipt.job_id IS NULL THEN
         RETURN false;
     END IF;
-    PERFORM awa.close_attempt(v_receipt, 'completed', 'completed', NULL);
+    PERFORM awa.close_attempts(ARRAY[v_receipt], 'completed', 'completed', NULL);
     RETURN true;
 END
 $$;
@@ -119,15 +120,7 @@ BEGIN
     -- the open receipts of all these attempts, one probe per claim slot (each attempt's
     -- receipt is in exactly one slot; the attempt locks keep prune from moving it)
     v_open := awa.open_receipts(job_ids, run_leases);
-    INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id, run_lease,
-                                          outcome)
-    SELECT c.claim_slot, c.claim_generation, c.job_id, c.run_lease, 'completed'
-      FROM unnest(v_open) c;
-    INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease, lane_id,
-                                  lane_seq, queue, priority, kind, state, created_at)
-    SELECT k.slot, k.generation, c.job_id, c.run_lease, c.lane_id, c.lane_seq,
-           c.queue, c.priority, c.kind, 'completed', c.created_at
-      FROM awa.ring_cursor('queue') k, unnest(v_open) c;
+    PERFORM awa.close_attempts(v_open, 'completed', 'completed', NULL);
     RETURN QUERY SELECT c.job_id, c.run_lease FROM unnest(v_open) c ORDER BY 1, 2;
 END
 $$;
@@ -146,15 +139,16 @@ LANGUAGE plpgsql VOLATILE
 AS $$
 BEGIN
     IF p_receipt.run_lease < p_receipt.max_attempts THEN
-        PERFORM awa.close_attempt(p_receipt, CASE WHEN p_outcome = 'failed' THEN 'retried'
-                                                  ELSE p_outcome END, NULL, NULL);
+        PERFORM awa.close_attempts(ARRAY[p_receipt], CASE WHEN p_outcome = 'failed'
+                                                          THEN 'retried' ELSE p_outcome END,
+                                   NULL, NULL);
         PERFORM awa.enqueue_jobs(p_receipt.queue, ARRAY[ROW(1, p_receipt.job_id,
             p_receipt.kind, p_receipt.args, p_receipt.priority,
             now() + coalesce(p_retry_in, awa.retry_backoff(p_receipt.run_lease)),
             p_receipt.run_lease + 1, p_receipt.max_attempts,
             p_receipt.created_at, p_error)::awa.new_job]);
     ELSE
-        PERFORM awa.close_attempt(p_receipt, p_outcome, 'failed', p_error);
+        PERFORM awa.close_attempts(ARRAY[p_receipt], p_outcome, 'failed', p_error);
         INSERT INTO awa.failed_jobs (job_id, queue, priority, kind, args, attempts,
                                      max_attempts, error, created_at)
         VALUES (p_receipt.job_id, p_receipt.queue, p_receipt.priority, p_receipt.kind,
@@ -297,7 +291,7 @@ BEGIN
         PERFORM pg_advisory_xact_lock(awa.attempt_lock_key(v_receipt.job_id, v_receipt.run_lease));
         SELECT * INTO v_receipt FROM awa.open_receipt(v_receipt.job_id, v_receipt.run_lease);
         IF v_receipt.job_id IS NOT NULL THEN
-            PERFORM awa.close_attempt(v_receipt, 'cancelled', 'cancelled', NULL);
+            PERFORM awa.close_attempts(ARRAY[v_receipt], 'cancelled', 'cancelled', NULL);
             RETURN true;
         END IF;
     END LOOP;
