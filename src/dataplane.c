@@ -473,6 +473,29 @@ awa_lane_head_generation(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(head);
 }
 
+/*
+ * The ready generations where the lane's unclaimed entries can be: from its
+ * position's generation (or the oldest live one) up to its head generation (or
+ * the queue cursor's), and its position (*after, 0 when never claimed from).
+ * False when there can be none: nothing was ever enqueued in the lane, or its
+ * head is older than every live slot (then its position is not looked up).
+ */
+static bool
+lane_window(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32 claim_slots,
+			int64 queue_gen, int32 queue_slots, int64 *after, int64 *lo, int64 *hi)
+{
+	int64		head;
+	int64		from = 0;
+
+	*after = 0;
+	if (!lane_head(nsp, lane_id, &head) || head <= queue_gen - queue_slots)
+		return false;
+	(void) lane_position(nsp, lane_id, claim_slot, claim_gen, claim_slots, after, &from);
+	*lo = Max(Max(from, queue_gen - queue_slots + 1), 0);
+	*hi = Min(head, queue_gen);
+	return *lo <= *hi;
+}
+
 /* whether the lane's entry lane_seq has a cancel tombstone (run_lease 0) */
 static bool
 tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id, int64 lane_seq)
@@ -519,9 +542,9 @@ awa_lane_claimables(PG_FUNCTION_ARGS)
 	int64		queue_gen = PG_GETARG_INT64(5);
 	int32		queue_slots = PG_GETARG_INT32(6);
 	Oid			nsp;
-	int64		head;
-	int64		after = 0;
-	int64		from = 0;
+	int64		after;
+	int64		lo;
+	int64		hi;
 	int64		g;
 	int64		got = 0;
 
@@ -529,16 +552,11 @@ awa_lane_claimables(PG_FUNCTION_ARGS)
 	check_slots(0, queue_gen, queue_slots);
 	InitMaterializedSRF(fcinfo, 0);
 	nsp = awa_namespace();
-	if (!lane_head(nsp, lane_id, &head))
-		return (Datum) 0;		/* nothing was ever enqueued in this lane */
-	if (!lane_position(nsp, lane_id, claim_slot, claim_gen, claim_slots, &after, &from))
-	{
-		after = 0;
-		from = 0;
-	}
+	if (!lane_window(nsp, lane_id, claim_slot, claim_gen, claim_slots, queue_gen, queue_slots,
+					 &after, &lo, &hi))
+		return (Datum) 0;
 
-	for (g = Max(Max(from, queue_gen - queue_slots + 1), 0);
-		 g <= Min(head, queue_gen) && got < limit; g++)
+	for (g = lo; g <= hi && got < limit; g++)
 	{
 		Relation	ready = open_table(nsp, "ready_entries", (int) (g % queue_slots));
 		Relation	done = open_table(nsp, "done_entries", (int) (g % queue_slots));
@@ -718,21 +736,17 @@ awa_lane_has_work(PG_FUNCTION_ARGS)
 	int64		queue_gen = PG_GETARG_INT64(4);
 	int32		queue_slots = PG_GETARG_INT32(5);
 	Oid			nsp = awa_namespace();
-	int64		head;
-	int64		pos = 0;
-	int64		from = 0;
+	int64		pos;
+	int64		lo;
+	int64		hi;
 	int64		g;
 
 	check_slots(claim_slot, claim_gen, claim_slots);
 	check_slots(0, queue_gen, queue_slots);
-	if (!lane_head(nsp, lane_id, &head) || head <= queue_gen - queue_slots)
+	if (!lane_window(nsp, lane_id, claim_slot, claim_gen, claim_slots, queue_gen, queue_slots,
+					 &pos, &lo, &hi))
 		PG_RETURN_BOOL(false);
-	if (!lane_position(nsp, lane_id, claim_slot, claim_gen, claim_slots, &pos, &from))
-	{
-		pos = 0;
-		from = 0;
-	}
-	for (g = Min(head, queue_gen); g >= Max(Max(from, queue_gen - queue_slots + 1), 0); g--)
+	for (g = hi; g >= lo; g--)
 	{
 		Relation	ready = open_table(nsp, "ready_entries", (int) (g % queue_slots));
 		AttrNumber	a_seq = column_number(ready, "lane_seq");
