@@ -233,21 +233,20 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_id bigint;
+    v_jobs awa.new_job[];
 BEGIN
     PERFORM awa.require_read_committed();
     PERFORM awa.check_job(enqueue.queue, enqueue.kind, enqueue.args, enqueue.priority,
                           enqueue.run_at, enqueue.max_attempts);
     v_id := nextval('awa.job_id_seq');
-    -- due now: straight into the ring (what enqueue_jobs does for it)
+    v_jobs := ARRAY[ROW(1, v_id, enqueue.kind, enqueue.args, enqueue.priority, enqueue.run_at,
+                        1, enqueue.max_attempts, now(), NULL)::awa.new_job];
+    -- due now: straight into the ring (what enqueue_jobs would do with it)
     IF enqueue.run_at <= now() THEN
-        PERFORM awa.enqueue_ready(enqueue.queue, enqueue.priority,
-            ARRAY[ROW(1, v_id, enqueue.kind, enqueue.args, enqueue.priority, enqueue.run_at,
-                      1, enqueue.max_attempts, now(), NULL)::awa.new_job]);
-        RETURN v_id;
+        PERFORM awa.enqueue_ready(enqueue.queue, enqueue.priority, v_jobs);
+    ELSE
+        PERFORM awa.enqueue_jobs(enqueue.queue, v_jobs);
     END IF;
-    PERFORM awa.enqueue_jobs(enqueue.queue,
-        ARRAY[ROW(1, v_id, enqueue.kind, enqueue.args, enqueue.priority, enqueue.run_at, 1,
-                  enqueue.max_attempts, now(), NULL)::awa.new_job]);
     RETURN v_id;
 END
 $$;

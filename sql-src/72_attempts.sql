@@ -67,11 +67,7 @@ DECLARE
 BEGIN
     PERFORM awa.require_read_committed();
     PERFORM pg_advisory_xact_lock(awa.attempt_lock_key(complete.job_id, complete.run_lease));
-    -- as open_receipt, in a statement that starts after the lock
-    SELECT r.* INTO v_receipt
-      FROM awa.ring_cursor('claim') k,
-           awa.open_receipts_at(ARRAY[complete.job_id], ARRAY[complete.run_lease],
-                                k.slot, k.generation, awa.ring_slot_count('claim')) r;
+    SELECT * INTO v_receipt FROM awa.open_receipt(complete.job_id, complete.run_lease);
     IF v_receipt.job_id IS NULL THEN
         RETURN false;
     END IF;
