@@ -2,7 +2,8 @@
  *
  * awa_bgw.c
  *	  Library entry point: defines the awa_bgw.* GUCs, installs the shared
- *	  memory hooks and registers the launcher background worker.
+ *	  memory hooks and registers the launcher background worker; the SQL
+ *	  reader of the payload cap (awa.max_payload_size()).
  *
  * The library only works when preloaded: the launcher and the shared status
  * need the postmaster. Under pg_upgrade (IsBinaryUpgrade) it does nothing.
@@ -27,6 +28,8 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
+PG_FUNCTION_INFO_V1(awa_max_payload_size);
+
 char	   *awa_bgw_databases = NULL;
 char	   *awa_bgw_role = NULL;
 bool		awa_bgw_enabled = true;
@@ -44,6 +47,7 @@ int			awa_bgw_rescue_interval = 5000;
 int			awa_bgw_job_heartbeat_timeout = 90;
 int			awa_bgw_failed_retention = 7 * 24 * 3600;
 int			awa_bgw_step_timeout = 60000;
+int			awa_bgw_max_payload_size = 1024;
 
 const char *const awa_ring_names[AWA_RING_COUNT] = {"queue", "lease", "claim"};
 
@@ -157,6 +161,12 @@ define_gucs(void)
 	define_ms("awa_bgw.step_timeout",
 			  "Statement timeout armed for each maintenance step; 0 disables it.",
 			  &awa_bgw_step_timeout, 60000, 0, 3600000, false);
+	DefineCustomIntVariable("awa_bgw.max_payload_size",
+							"Largest job args, heartbeat progress or error text accepted.",
+							"Larger ones are refused with SQLSTATE 54000. Only a superuser "
+							"(or the server configuration) may change it.",
+							&awa_bgw_max_payload_size, 1024, 1, 1024 * 1024,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("awa_bgw");
 }
@@ -182,4 +192,14 @@ _PG_init(void)
 	shmem_startup_hook = shmem_startup;
 
 	awa_register_launcher();
+}
+
+/*
+ * max_payload_size() RETURNS bigint: awa_bgw.max_payload_size in bytes, for
+ * the checks of the API (awa.check_payload).
+ */
+Datum
+awa_max_payload_size(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64((int64) awa_bgw_max_payload_size * 1024);
 }

@@ -96,7 +96,7 @@
  *  10 a hot-path writer is held back by a queued ACCESS EXCLUSIVE
  *  11 rescue commits                     12 a 0.6 rotation commits
  * and one that must NOT be reachable (make unreachable):
- *  13 lost_cas (ledger INSERT or columns CAS) or a busy advisory try-lock:
+ *  13 lost_cas (ledger INSERT or columns CAS) or a busy private try-lock:
  *     the singleton already serialises every ring transaction */
 #ifndef REACH
 #define REACH 0
@@ -136,7 +136,7 @@ byte  ledger[NR];       /* {r}_ring_rotations: bit g set = row g exists   */
 /* Locks: 0 = free, otherwise the holder's pid                         */
 /* ------------------------------------------------------------------ */
 byte sing[NR];  /* {r}_ring_state singleton row lock (FOR UPDATE)         */
-byte adv[NR];   /* pg_try_advisory_xact_lock(hashtextextended(
+byte priv[NR];   /* awa.private_try_xact_lock(hashtextextended(
                    'awa.queue_storage.ring_rotation:awa:' || ring, 0))   */
 byte srow[NS];  /* {r}_ring_slots row lock (FOR UPDATE / UPDATE)          */
 byte ae[NS];    /* ACCESS EXCLUSIVE on the children of (ring, slot)       */
@@ -264,7 +264,7 @@ inline release_all()
 	do
 	:: k < NR ->
 		if :: sing[k] == ME -> sing[k] = 0 :: else fi;
-		if :: adv[k] == ME -> adv[k] = 0 :: else fi;
+		if :: priv[k] == ME -> priv[k] = 0 :: else fi;
 		if :: lpo[k] == ME -> lpo[k] = 0 :: else fi;
 		k++
 	:: else -> break
@@ -370,10 +370,10 @@ end_idle:
 	   if
 	   /* ======================= ledger discipline ======================= */
 	   :: atomic { mode == LEDGER ->
-		/* SELECT pg_try_advisory_xact_lock(hashtextextended(
+		/* SELECT awa.private_try_xact_lock(hashtextextended(
 		 *   'awa.queue_storage.ring_rotation:awa:' || ring, 0))          */
 		if
-		:: adv[r] == 0 -> adv[r] = ME; enter_ledger(r)
+		:: priv[r] == 0 -> priv[r] = ME; enter_ledger(r)
 		:: else -> WITNESS(13); ABORT07    /* skipped_busy (locked) */
 		fi
 	      };
@@ -632,10 +632,10 @@ end_idle:
 	   };
 	   if
 	   :: atomic { mode == LEDGER ->
-		/* pg_try_advisory_xact_lock(hashtextextended(
+		/* awa.private_try_xact_lock(hashtextextended(
 		 *   'awa.queue_storage.ring_rotation:awa:' || ring, 0))          */
 		if
-		:: adv[r] == 0 -> adv[r] = ME; enter_ledger(r)
+		:: priv[r] == 0 -> priv[r] = ME; enter_ledger(r)
 		:: else -> WITNESS(13); ABORTM     /* blocked */
 		fi
 	      };

@@ -1,5 +1,5 @@
 -- The ring serializer (DESIGN 3.1): the singleton, then, under ledger authority, the
--- ring's advisory lock.
+-- ring's private lock (33_private_locks.sql).
 
 -- Takes the ring's serializer without waiting. Returns the authority it was taken
 -- under, or NULL when it is busy. The singleton is locked before the authority is
@@ -19,7 +19,7 @@ BEGIN
         RETURN NULL;
     END IF;
     v_authority := awa.ring_authority();
-    IF v_authority = 'ledger' AND NOT pg_try_advisory_xact_lock(hashtextextended(
+    IF v_authority = 'ledger' AND NOT awa.private_try_xact_lock(hashtextextended(
             'awa.queue_storage.ring_rotation:awa:' || p_ring, 0)) THEN
         RETURN NULL;
     END IF;

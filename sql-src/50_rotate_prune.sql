@@ -6,7 +6,7 @@
 -- "locked". Only then do they take the serializer, in the order of DESIGN 3.1:
 --   {ring}_ring_state singleton FOR UPDATE SKIP LOCKED
 --   -> authority (read in a later statement)
---   -> ledger: pg_try_advisory_xact_lock(ring key)
+--   -> ledger: awa.private_try_xact_lock(ring key)
 --   -> {ring}_ring_slots row FOR UPDATE SKIP LOCKED             (prune only)
 --   -> children ACCESS EXCLUSIVE under awa_bgw.prune_lock_timeout (prune only)
 -- and repeat every gate under them. Nothing here ever waits for a lock it could skip.
@@ -194,14 +194,14 @@ BEGIN
             'lease_claim_closures_' || p_slot, 'lease_claims_' || p_slot)
            INTO v_rows, v_open, v_newest USING coalesce(p_keep_lanes, '{}');
         FOR i IN 1 .. cardinality(v_rows) LOOP
-            IF v_open[i] AND NOT pg_try_advisory_xact_lock(
+            IF v_open[i] AND NOT awa.private_try_xact_lock(
                     awa.attempt_lock_key(v_rows[i].job_id, v_rows[i].run_lease)) THEN
                 RETURN 'claim.attempt_locked';
             END IF;
             -- a receipt that is its lane's position moves only under the lane's claim
             -- lock, under which claimers and cancels read the position (an active
             -- lane's position is in a newer slot: its old receipts need no lane lock)
-            IF v_newest[i] AND NOT pg_try_advisory_xact_lock(
+            IF v_newest[i] AND NOT awa.private_try_xact_lock(
                     hashtextextended('awa.claim:' || v_rows[i].lane_id, 0)) THEN
                 RETURN 'claim.lane_locked';
             END IF;
@@ -229,7 +229,7 @@ BEGIN
         CONTINUE WHEN EXISTS (SELECT 1 FROM awa.leases n WHERE n.job_id = r.job_id
                                  AND n.run_lease = r.run_lease AND n.lease_slot <> p_slot
                                  AND n.heartbeat_at >= r.heartbeat_at);
-        IF NOT pg_try_advisory_xact_lock(awa.attempt_lock_key(r.job_id, r.run_lease)) THEN
+        IF NOT awa.private_try_xact_lock(awa.attempt_lock_key(r.job_id, r.run_lease)) THEN
             RETURN 'lease.attempt_locked';
         END IF;
         CONTINUE WHEN NOT EXISTS (SELECT 1 FROM awa.open_receipt(r.job_id, r.run_lease));

@@ -42,10 +42,31 @@ BEGIN
 END
 $$;
 
+-- awa_bgw.max_payload_size in bytes (a superuser-only GUC: a caller cannot raise it).
+CREATE OR REPLACE FUNCTION awa.max_payload_size() RETURNS bigint
+LANGUAGE C STABLE STRICT
+AS 'MODULE_PATHNAME', 'awa_max_payload_size';
+
+-- Refuses a payload (job args, heartbeat progress, an error text) larger than
+-- awa_bgw.max_payload_size, before anything is written.
+CREATE OR REPLACE FUNCTION awa.check_payload(p_what text, p_bytes bigint) RETURNS void
+LANGUAGE plpgsql STABLE
+AS $$
+BEGIN
+    IF p_bytes > awa.max_payload_size() THEN
+        RAISE EXCEPTION '% of % bytes is larger than awa_bgw.max_payload_size (% bytes)',
+                        p_what, p_bytes, awa.max_payload_size()
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Keep large data in a table of your own and pass its key; '
+                         'a superuser can raise awa_bgw.max_payload_size.';
+    END IF;
+END
+$$;
+
 CREATE OR REPLACE FUNCTION awa.check_job(p_queue text, p_kind text, p_args jsonb, p_priority smallint,
                               p_run_at timestamptz, p_max_attempts int)
 RETURNS void
-LANGUAGE plpgsql IMMUTABLE
+LANGUAGE plpgsql STABLE
 AS $$
 BEGIN
     PERFORM awa.check_name('queue', p_queue);
@@ -56,6 +77,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Pass a jsonb object, for example ''{"id": 42}''.';
     END IF;
+    PERFORM awa.check_payload('job args', pg_column_size(p_args));
     IF p_priority IS NULL OR p_priority NOT BETWEEN 0 AND 9 THEN
         RAISE EXCEPTION 'priority % is out of range', coalesce(p_priority::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value',
@@ -93,7 +115,7 @@ BEGIN
     IF EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority) THEN
         RETURN;
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtextextended('awa.lane_registry', 0));
+    PERFORM awa.private_xact_lock(hashtextextended('awa.lane_registry', 0));
     IF EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority) THEN
         RETURN;
     END IF;
@@ -129,29 +151,29 @@ BEGIN
 END
 $$;
 
+-- The key of a lane's enqueue lock (a private lock, 33_private_locks.sql).
+CREATE OR REPLACE FUNCTION awa.enqueue_lock_key(p_lane_id int) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT hashtextextended('awa.enqueue:' || p_lane_id::text, 0) $$;
+
 -- Takes the enqueue lock of one shard of (queue, priority) and returns its lane; held
 -- to commit, so lane_seq order is commit order in the lane. A transaction keeps using
--- the lane it already holds (remembered in a transaction-local setting), so it never
--- holds two shards of one pair (no lock cycle between two such transactions). Others
--- start from their backend's own shard (so one session's jobs stay in one lane, in
--- order) and take the first free one; concurrent producers spread over the shards, so
--- several claimers can drain them at once. Only when every shard is busy does it wait,
--- for its own.
+-- the lane it already holds (asked of the lock manager: nothing a caller can set says
+-- which), so it never holds two shards of one pair (no lock cycle between two such
+-- transactions). Others start from their backend's own shard (so one session's jobs
+-- stay in one lane, in order) and take the first free one; concurrent producers spread
+-- over the shards, so several claimers can drain them at once. Only when every shard
+-- is busy does it wait, for its own.
 CREATE OR REPLACE FUNCTION awa.lock_enqueue_lane(p_queue text, p_priority smallint) RETURNS int
 LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-    v_memo text := 'awa.enqueue_lane_' || abs(hashtextextended(p_queue || ':' || p_priority, 0));
-    v_held text := current_setting(v_memo, true);
     v_lanes int[];
     v_n int;
     v_start int;
     v_lane int;
     i int;
 BEGIN
-    IF coalesce(v_held, '') <> '' THEN
-        RETURN v_held::int;
-    END IF;
     SELECT array_agg(lane_id ORDER BY shard) INTO v_lanes
       FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority;
     IF v_lanes IS NULL THEN
@@ -159,18 +181,21 @@ BEGIN
         SELECT array_agg(lane_id ORDER BY shard) INTO v_lanes
           FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority;
     END IF;
+    FOREACH v_lane IN ARRAY v_lanes LOOP
+        IF awa.private_xact_lock_held(awa.enqueue_lock_key(v_lane)) THEN
+            RETURN v_lane;
+        END IF;
+    END LOOP;
     v_n := cardinality(v_lanes);
     v_start := pg_backend_pid() % v_n;
     FOR i IN 0 .. v_n - 1 LOOP
         v_lane := v_lanes[(v_start + i) % v_n + 1];
-        IF pg_try_advisory_xact_lock(hashtextextended('awa.enqueue:' || v_lane, 0)) THEN
-            PERFORM set_config(v_memo, v_lane::text, true);
+        IF awa.private_try_xact_lock(awa.enqueue_lock_key(v_lane)) THEN
             RETURN v_lane;
         END IF;
     END LOOP;
     v_lane := v_lanes[v_start + 1];
-    PERFORM pg_advisory_xact_lock(hashtextextended('awa.enqueue:' || v_lane, 0));
-    PERFORM set_config(v_memo, v_lane::text, true);
+    PERFORM awa.private_xact_lock(awa.enqueue_lock_key(v_lane));
     RETURN v_lane;
 END
 $$;

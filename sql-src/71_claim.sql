@@ -47,14 +47,6 @@ RETURNS boolean
 LANGUAGE C STABLE STRICT
 AS 'MODULE_PATHNAME', 'awa_lane_has_work';
 
--- pg_try_advisory_xact_lock(p_key), retried every 200 us for up to p_timeout_ms: a
--- bounded wait that never queues in the lock manager (so no deadlock, whatever the
--- caller holds).
-CREATE OR REPLACE FUNCTION awa.try_advisory_xact_lock_for(p_key bigint, p_timeout_ms int)
-RETURNS boolean
-LANGUAGE C VOLATILE STRICT
-AS 'MODULE_PATHNAME', 'awa_try_advisory_xact_lock_for';
-
 -- The lane's position: its newest receipt, probing claim children from the current
 -- slot backwards (each by name). (0, NULL) when the lane has never been claimed from.
 -- Callers hold the lane's claim lock, so claim prune cannot carry it away meanwhile.
@@ -173,11 +165,11 @@ BEGIN
                                             awa.ring_slot_count('claim'), v_queue_gen,
                                             awa.ring_slot_count('queue'));
         v_key := hashtextextended('awa.claim:' || v_lane, 0);
-        IF NOT pg_try_advisory_xact_lock(v_key) THEN
+        IF NOT awa.private_try_xact_lock(v_key) THEN
             -- busy with work: before anything is claimed, wait for its holder's commit
             -- a little (polling, never queued: no deadlock), rather than come back empty
             CONTINUE WHEN v_left < claim.max_batch
-                       OR NOT awa.try_advisory_xact_lock_for(v_key, 10);
+                       OR NOT awa.private_try_xact_lock_for(v_key, 10);
         END IF;
         v_now := clock_timestamp();
         RETURN QUERY

@@ -66,7 +66,7 @@ DECLARE
     v_receipt awa.lease_claims;
 BEGIN
     PERFORM awa.require_read_committed();
-    PERFORM pg_advisory_xact_lock(awa.attempt_lock_key(complete.job_id, complete.run_lease));
+    PERFORM awa.private_xact_lock(awa.attempt_lock_key(complete.job_id, complete.run_lease));
     SELECT * INTO v_receipt FROM awa.open_receipt(complete.job_id, complete.run_lease);
     IF v_receipt.job_id IS NULL THEN
         RETURN false;
@@ -108,7 +108,7 @@ BEGIN
     END IF;
     -- one statement: the keys sorted (a materialized sort under a plain scan), then
     -- locked in that order
-    PERFORM pg_advisory_xact_lock(s.k)
+    PERFORM awa.private_xact_lock(s.k)
        FROM (SELECT DISTINCT awa.attempt_lock_key(j, l) AS k
                FROM unnest(job_ids, run_leases) AS u(j, l)
               WHERE j IS NOT NULL AND l IS NOT NULL
@@ -170,7 +170,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'NULL means the default exponential backoff.';
     END IF;
-    PERFORM pg_advisory_xact_lock(awa.attempt_lock_key(fail.job_id, fail.run_lease));
+    PERFORM awa.check_payload('error text', octet_length(fail.error));
+    PERFORM awa.private_xact_lock(awa.attempt_lock_key(fail.job_id, fail.run_lease));
     SELECT * INTO v_receipt FROM awa.open_receipt(fail.job_id, fail.run_lease);
     IF v_receipt.job_id IS NULL THEN
         RETURN false;
@@ -190,7 +191,8 @@ DECLARE
     v_cur record;
 BEGIN
     PERFORM awa.require_read_committed();
-    PERFORM pg_advisory_xact_lock(awa.attempt_lock_key(heartbeat.job_id, heartbeat.run_lease));
+    PERFORM awa.check_payload('heartbeat progress', pg_column_size(heartbeat.progress));
+    PERFORM awa.private_xact_lock(awa.attempt_lock_key(heartbeat.job_id, heartbeat.run_lease));
     SELECT * INTO v_receipt FROM awa.open_receipt(heartbeat.job_id, heartbeat.run_lease);
     IF v_receipt.job_id IS NULL THEN
         RETURN false;
@@ -270,7 +272,7 @@ BEGIN
     END IF;
     -- available: under its lane's claim lock, so no claimer takes it meanwhile
     FOR v_entry IN SELECT * FROM awa.find_ready_entry(cancel.job_id) ORDER BY attempt DESC LOOP
-        PERFORM pg_advisory_xact_lock(hashtextextended('awa.claim:' || v_entry.lane_id, 0));
+        PERFORM awa.private_xact_lock(hashtextextended('awa.claim:' || v_entry.lane_id, 0));
         IF v_entry.lane_seq > (SELECT p.lane_seq FROM awa.lane_position(v_entry.lane_id) p) THEN
             INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
                                           lane_id, lane_seq, queue, priority, kind, state,
@@ -284,7 +286,7 @@ BEGIN
     END LOOP;
     -- running
     FOR v_receipt IN SELECT * FROM awa.find_open_receipt(cancel.job_id) LOOP
-        PERFORM pg_advisory_xact_lock(awa.attempt_lock_key(v_receipt.job_id, v_receipt.run_lease));
+        PERFORM awa.private_xact_lock(awa.attempt_lock_key(v_receipt.job_id, v_receipt.run_lease));
         SELECT * INTO v_receipt FROM awa.open_receipt(v_receipt.job_id, v_receipt.run_lease);
         IF v_receipt.job_id IS NOT NULL THEN
             PERFORM awa.close_attempts(ARRAY[v_receipt], 'cancelled', 'cancelled', NULL);

@@ -43,6 +43,8 @@ DECLARE
     v_timeout interval := coalesce(current_setting('awa_bgw.job_heartbeat_timeout', true),
                                    '90s')::interval;
     v_n int := awa.ring_slot_count('claim');
+    -- each child has a row type of its own: the receipt is read as the parent's (a
+    -- plan cached for one child's type fails on another's)
     r record;
     s int;
 BEGIN
@@ -55,7 +57,7 @@ BEGIN
     END IF;
     FOR s IN 0 .. v_n - 1 LOOP
         FOR r IN EXECUTE format(
-            'SELECT c AS receipt, CASE WHEN c.deadline_at < clock_timestamp() THEN ''deadline passed'' '
+            'SELECT ROW(c.*)::awa.lease_claims AS receipt, CASE WHEN c.deadline_at < clock_timestamp() THEN ''deadline passed'' '
             '               ELSE ''no heartbeat for '' || $1::text END AS why '
             '  FROM awa.%I c '
             ' WHERE NOT EXISTS (SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id '
@@ -67,7 +69,7 @@ BEGIN
             ' LIMIT 500', 'lease_claims_' || s, 'lease_claim_closures_' || s)
           USING v_timeout
         LOOP
-            CONTINUE WHEN NOT pg_try_advisory_xact_lock(
+            CONTINUE WHEN NOT awa.private_try_xact_lock(
                 awa.attempt_lock_key((r.receipt).job_id, (r.receipt).run_lease));
             PERFORM awa.fail_attempt(r.receipt, 'rescued', 'rescued: ' || r.why, NULL);
             rescued := rescued + 1;

@@ -128,6 +128,7 @@ extern int	awa_bgw_rescue_interval;
 extern int	awa_bgw_job_heartbeat_timeout;
 extern int	awa_bgw_failed_retention;
 extern int	awa_bgw_step_timeout;
+extern int	awa_bgw_max_payload_size;
 
 extern const char *const awa_ring_names[AWA_RING_COUNT];
 

@@ -23,9 +23,7 @@
  *	awa.open_receipts_at(...)	the still-open receipts of a set of attempts;
  *	awa.lane_has_work(...)		a hint, read without the lane's claim lock:
  *								whether the lane's newest entry is above its
- *								position;
- *	awa.try_advisory_xact_lock_for(key, ms)	a bounded wait for a lock by
- *								polling, never queueing in the lock manager.
+ *								position.
  *
  * The ring cursor and the slot counts are arguments, read by the callers: the
  * 0.6 data plane reads its cursor from the compat columns.
@@ -72,7 +70,6 @@ PG_FUNCTION_INFO_V1(awa_lane_head_generation);
 PG_FUNCTION_INFO_V1(awa_lane_claimables);
 PG_FUNCTION_INFO_V1(awa_open_receipts_at);
 PG_FUNCTION_INFO_V1(awa_lane_has_work);
-PG_FUNCTION_INFO_V1(awa_try_advisory_xact_lock_for);
 
 /* one index scan on one ring child */
 typedef struct ChildScan
@@ -768,30 +765,4 @@ awa_lane_has_work(PG_FUNCTION_ARGS)
 			PG_RETURN_BOOL(seq > pos);
 	}
 	PG_RETURN_BOOL(false);
-}
-
-/*
- * try_advisory_xact_lock_for(key bigint, timeout_ms int) RETURNS boolean
- *
- * pg_try_advisory_xact_lock(key), retried every 200 us for up to timeout_ms.
- * It never queues in the lock manager, so it cannot take part in a deadlock,
- * whatever the caller holds; a holder that stays longer is left to itself.
- */
-Datum
-awa_try_advisory_xact_lock_for(PG_FUNCTION_ARGS)
-{
-	int64		key = PG_GETARG_INT64(0);
-	int32		timeout_ms = PG_GETARG_INT32(1);
-	TimestampTz start = GetCurrentTimestamp();
-
-	for (;;)
-	{
-		if (DatumGetBool(DirectFunctionCall1(pg_try_advisory_xact_lock_int8,
-											 Int64GetDatum(key))))
-			PG_RETURN_BOOL(true);
-		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
-			PG_RETURN_BOOL(false);
-		pg_usleep(200L);
-		CHECK_FOR_INTERRUPTS();
-	}
 }

@@ -122,7 +122,7 @@ sub reload_with
 	return;
 }
 
-# SQL holding the rotation lock of each given ring (its ledger's advisory
+# SQL holding the rotation lock of each given ring (its ledger's private-lock
 # serializer, DESIGN 3.1) to the end of the transaction: meanwhile the
 # worker's rotate and prune of that ring skip (skipped_busy/blocked, locked).
 # Needed where rows written in one transaction must share a slot: the rings'
@@ -131,7 +131,7 @@ sub reload_with
 sub hold_rings_sql
 {
 	return join '', map {
-		"SELECT pg_advisory_xact_lock(hashtextextended("
+		"SELECT awa.private_xact_lock(hashtextextended("
 		  . "'awa.queue_storage.ring_rotation:awa:$_', 0)) AS held_$_ \\gset\n"
 	} @_;
 }

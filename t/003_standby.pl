@@ -72,7 +72,7 @@ my $counts_query = q{
 # A job enqueued, claimed and completed through the API in one transaction:
 # its ready entry is claimed, so the slot may be pruned, and its done entry
 # shares the slot (the transaction holds the queue ring's rotation lock, the
-# ledger's advisory serializer of DESIGN 3.1: the rings' idle gate sees
+# ledger's private-lock serializer of DESIGN 3.1: the rings' idle gate sees
 # uncommitted rows, so the worker could otherwise rotate the ring under it).
 # Then wait until the worker has rotated past the slot and truncated it (one
 # wrap of the ring), and until the claim ring, which held the job's receipt,
@@ -93,7 +93,7 @@ sub queue_round
 	my $out = $node->safe_psql(
 		'postgres',
 		q{BEGIN;
-SELECT pg_advisory_xact_lock(hashtextextended('awa.queue_storage.ring_rotation:awa:queue', 0))
+SELECT awa.private_xact_lock(hashtextextended('awa.queue_storage.ring_rotation:awa:queue', 0))
        AS held \gset
 SELECT awa.enqueue('q', 'k') AS job \gset
 SELECT coalesce(string_agg(job_id || ':' || run_lease, ','), 'none') AS claimed

@@ -1,0 +1,134 @@
+-- Hostile input and hostile roles (docs/storage.md A.2, A.7, A.8): the payload caps; a
+-- forged lane memo; a role with only CONNECT holding every advisory key it can
+-- compute while the API and maintenance go on; the private locks out of a tenant's
+-- reach; a foreign holder of the leader key named.
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw;
+CREATE EXTENSION dblink;
+SET statement_timeout = '20s';   -- a wait on a held lock fails the test, never hangs it
+
+CREATE ROLE awa_test_tenant LOGIN;
+GRANT USAGE ON SCHEMA awa TO awa_test_tenant;
+GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int),
+    awa.claim(text, int, interval), awa.complete(bigint, int),
+    awa.heartbeat(bigint, int, jsonb), awa.fail(bigint, int, text, interval)
+    TO awa_test_tenant;
+
+-- 1. Payload caps: args, heartbeat progress, error text; 54000, nothing written.
+SHOW awa_bgw.max_payload_size;
+SET awa_bgw.max_payload_size = '1kB';
+SELECT sqlstate_of($$SELECT awa.enqueue('caps', 'big', jsonb_build_object('x', repeat('a', 2000)))$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('caps', jsonb_build_array(
+    jsonb_build_object('kind', 'fits'),
+    jsonb_build_object('kind', 'big', 'args', jsonb_build_object('x', repeat('a', 2000)))))$$);
+SELECT * FROM awa.queue_counts('caps');
+SELECT awa.enqueue('caps', 'fits', jsonb_build_object('x', repeat('a', 900))) AS job_id \gset
+SELECT run_lease FROM awa.claim('caps') \gset
+SELECT sqlstate_of(format('SELECT awa.heartbeat(%s, %s, %L)', :job_id, :run_lease,
+                          jsonb_build_object('p', repeat('b', 2000))));
+SELECT sqlstate_of(format('SELECT awa.fail(%s, %s, %L)', :job_id, :run_lease,
+                          repeat('e', 2000)));
+SELECT * FROM awa.queue_counts('caps');      -- still running: nothing changed
+SELECT awa.heartbeat(:job_id, :run_lease, '{"p": 1}') AS beat,
+       awa.fail(:job_id, :run_lease, repeat('e', 900)) AS failed;
+RESET awa_bgw.max_payload_size;
+SELECT sqlstate_of($$SELECT awa.enqueue('caps', 'big',
+                                        jsonb_build_object('x', repeat('a', 2 * 1024 * 1024)))$$);
+SELECT count(*) AS deferred_retry FROM awa.deferred_jobs WHERE queue = 'caps';
+-- a tenant cannot raise the cap for itself
+SET ROLE awa_test_tenant;
+SELECT sqlstate_of($$SET awa_bgw.max_payload_size = '1GB'$$);
+RESET ROLE;
+
+-- 2. A forged lane memo: 0.7 kept the lane a transaction held in a setting named
+-- awa.enqueue_lane_<hash>; pointing it at another queue's lane must change nothing.
+SELECT awa.register_queue('victim'), awa.register_queue('attacker');
+SELECT set_config('awa.enqueue_lane_' || abs(hashtextextended('attacker:0', 0)),
+                  min(lane_id)::text, false) <> '' AS forged
+  FROM awa.queue_lanes WHERE queue = 'victim';
+BEGIN;
+SELECT awa.enqueue('attacker', 'forged') > 0 AS enqueued;
+SELECT l.queue AS lane_of FROM awa.ready_entries r JOIN awa.queue_lanes l USING (lane_id)
+ WHERE r.kind = 'forged';
+COMMIT;
+SELECT job_id IS NOT NULL AS claimed_from_attacker FROM awa.claim('attacker');
+SELECT count(*) AS victim_claims FROM awa.claim('victim');
+
+-- 3. A role with only CONNECT holds every advisory key it can compute: the rings'
+-- serializers, the lane registry, the enqueue and claim keys of the first 64 lanes, the
+-- attempt keys of the first 64 jobs' first 3 attempts, and the leader key; as int8
+-- keys and as (int4, int4) pairs.
+SELECT awa.enqueue('hq', 'rescue_me') AS j_rescue,
+       awa.enqueue('hq', 'complete_me') AS j_complete,
+       awa.enqueue('hq', 'fail_me') AS j_fail,
+       awa.enqueue('hq', 'batch_me') AS j_batch,
+       awa.enqueue('hq', 'cancel_me') AS j_cancel,
+       awa.enqueue('hq', 'later', run_at => now() + interval '1 day') AS j_later \gset
+UPDATE awa.deferred_jobs SET run_at = now() - interval '1 second' WHERE job_id = :j_later;
+CREATE ROLE awa_outsider LOGIN;
+SELECT dblink_connect('outsider',
+    format('host=%s port=%s dbname=%s user=awa_outsider',
+           split_part(current_setting('unix_socket_directories'), ',', 1),
+           current_setting('port'), current_database()));
+SELECT * FROM dblink('outsider', $q$
+    WITH names(n) AS (
+        SELECT 'awa.queue_storage.ring_rotation:awa:' || r FROM unnest(ARRAY['queue', 'lease', 'claim']) r
+        UNION ALL SELECT 'awa.lane_registry'
+        UNION ALL SELECT 'awa.enqueue:' || i FROM generate_series(1, 64) i
+        UNION ALL SELECT 'awa.claim:' || i FROM generate_series(1, 64) i
+        UNION ALL SELECT 'awa.attempt:' || j || ':' || l
+                    FROM generate_series(1, 64) j, generate_series(1, 3) l),
+    keys(k) AS (SELECT hashtextextended(n, 0) FROM names UNION ALL SELECT 4708303813012965710)
+    SELECT count(pg_advisory_lock(k)),
+           count(pg_advisory_lock((k >> 32)::int,
+                                  ((k & 4294967295) - ((k & 2147483648) << 1))::int))
+      FROM keys $q$) AS t(int8_keys bigint, int4_pairs bigint);
+SELECT count(*) AS outsider_locks
+  FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+ WHERE a.usename = 'awa_outsider' AND l.locktype = 'advisory' AND l.granted;
+-- ... and none of the private ones: it has no rights on awa
+SELECT sqlstate_of($$SELECT * FROM dblink('outsider',
+    'SELECT awa.private_try_xact_lock(1)') AS t(b boolean)$$);
+-- the foreign holder of the leader key is named
+SELECT holder LIKE 'pid % (role awa_outsider, application %' AS named
+  FROM awa.leader_key_holders(current_database());
+
+-- Meanwhile every path goes on, and none waits (statement_timeout above).
+SELECT awa.enqueue('hq_new_queue', 'first') > 0 AS new_queue_enqueued;
+SELECT kind FROM awa.claim('hq', 1, interval '1 microsecond');
+SELECT kind FROM awa.claim('hq', 3) ORDER BY job_id;
+SELECT kind FROM awa.claim('hq_new_queue');
+SELECT awa.heartbeat(:j_complete, 1) AS beat, awa.complete(:j_complete, 1) AS completed,
+       awa.fail(:j_fail, 1, 'boom', '0 s') AS failed;
+SELECT * FROM awa.complete_batch(ARRAY[:j_batch]::bigint[], ARRAY[1]);
+SELECT awa.cancel(:j_cancel) AS cancelled_available,
+       awa.cancel(job_id) AS cancelled_running
+  FROM awa.lease_claims WHERE kind = 'first';
+SELECT promoted FROM awa.promote_deferred('awa');
+SELECT rescued, outcome FROM awa.rescue('awa');
+SELECT kind, attempt FROM awa.claim('hq', 10) ORDER BY job_id;
+SELECT ring, outcome, blocker FROM awa.rotate('awa', 'queue');
+SELECT ring, outcome, blocker FROM awa.rotate('awa', 'lease');
+SELECT ring, outcome, blocker FROM awa.rotate('awa', 'claim');
+-- claim prune carries the open receipts forward (their attempt keys are held outside)
+SELECT ring, outcome, reason FROM awa.prune('awa', 'claim');
+SELECT * FROM awa.queue_counts('hq');
+-- a second rescue in this session, of a receipt in another claim child (the first
+-- one's plan was cached for the row type of child 0)
+SELECT awa.enqueue('hq', 'rescue_me_too') > 0 AS enqueued;
+SELECT job_id AS j_too FROM awa.claim('hq', 1, interval '1 microsecond') \gset
+SELECT claim_slot FROM awa.lease_claims WHERE job_id = :j_too;
+SELECT rescued, outcome FROM awa.rescue('awa');
+
+-- 4. A tenant granted the API cannot take a private lock either.
+SET ROLE awa_test_tenant;
+SELECT sqlstate_of($$SELECT awa.private_xact_lock(1)$$);
+SELECT sqlstate_of($$SELECT awa.private_try_xact_lock_for(1, 10)$$);
+RESET ROLE;
+
+SELECT dblink_disconnect('outsider');
+DROP ROLE awa_outsider;
+DROP OWNED BY awa_test_tenant;
+DROP ROLE awa_test_tenant;
+DROP EXTENSION dblink;
+RESET statement_timeout;

@@ -1,0 +1,116 @@
+/*-------------------------------------------------------------------------
+ *
+ * privlock.c
+ *	  Private locks: transaction-scoped heavyweight locks that no SQL function
+ *	  of PostgreSQL can take (docs/storage.md §A.2).
+ *
+ * awa_bgw serializes lanes, attempts and ring rotation on 64-bit keys
+ * (hashtextextended of a name, as before). Taken as advisory locks, any role
+ * that can connect could compute a key and hold it, stalling a ring, a lane
+ * or the worker. These locks live on LOCKTAG_USERLOCK (database, key high,
+ * key low, AWA_PRIVATE_LOCK_FIELD4), a tag space the advisory functions never
+ * use (they take LOCKTAG_ADVISORY with field4 1 or 2), in the user lock method:
+ * released at transaction end exactly as pg_advisory_xact_lock is, visible to
+ * the deadlock detector, shown in pg_locks as locktype 'userlock'. Only a role
+ * with EXECUTE on these functions (revoked from PUBLIC) can take one.
+ *
+ *	awa.private_xact_lock(key)				waits (the hot paths' attempt locks)
+ *	awa.private_try_xact_lock(key)			never waits
+ *	awa.private_try_xact_lock_for(key, ms)	polls for up to ms, never queues
+ *	awa.private_xact_lock_held(key)			whether this transaction holds it
+ *
+ * src/privlock.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
+#include "utils/timestamp.h"
+
+/* field4 of a private lock's tag: "AW" */
+#define AWA_PRIVATE_LOCK_FIELD4 0x4157
+
+PG_FUNCTION_INFO_V1(awa_private_xact_lock);
+PG_FUNCTION_INFO_V1(awa_private_try_xact_lock);
+PG_FUNCTION_INFO_V1(awa_private_try_xact_lock_for);
+PG_FUNCTION_INFO_V1(awa_private_xact_lock_held);
+
+static void
+private_lock_tag(LOCKTAG *tag, int64 key)
+{
+	tag->locktag_field1 = MyDatabaseId;
+	tag->locktag_field2 = (uint32) ((uint64) key >> 32);
+	tag->locktag_field3 = (uint32) key;
+	tag->locktag_field4 = AWA_PRIVATE_LOCK_FIELD4;
+	tag->locktag_type = LOCKTAG_USERLOCK;
+	tag->locktag_lockmethodid = USER_LOCKMETHOD;
+}
+
+/* Takes the lock for this transaction; with dont_wait, only if free now. */
+static bool
+private_lock(int64 key, bool dont_wait)
+{
+	LOCKTAG		tag;
+
+	private_lock_tag(&tag, key);
+	return LockAcquire(&tag, ExclusiveLock, false, dont_wait) !=
+		LOCKACQUIRE_NOT_AVAIL;
+}
+
+/* private_xact_lock(key bigint) RETURNS void: waits for the lock. */
+Datum
+awa_private_xact_lock(PG_FUNCTION_ARGS)
+{
+	(void) private_lock(PG_GETARG_INT64(0), false);
+	PG_RETURN_VOID();
+}
+
+/* private_try_xact_lock(key bigint) RETURNS boolean: never waits. */
+Datum
+awa_private_try_xact_lock(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(private_lock(PG_GETARG_INT64(0), true));
+}
+
+/*
+ * private_try_xact_lock_for(key bigint, timeout_ms int) RETURNS boolean
+ *
+ * The try, repeated every 200 us for up to timeout_ms. It never queues in the
+ * lock manager, so it cannot take part in a deadlock, whatever the caller
+ * holds; a holder that stays longer is left to itself.
+ */
+Datum
+awa_private_try_xact_lock_for(PG_FUNCTION_ARGS)
+{
+	int64		key = PG_GETARG_INT64(0);
+	int32		timeout_ms = PG_GETARG_INT32(1);
+	TimestampTz start = GetCurrentTimestamp();
+
+	for (;;)
+	{
+		if (private_lock(key, true))
+			PG_RETURN_BOOL(true);
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
+			PG_RETURN_BOOL(false);
+		pg_usleep(200L);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * private_xact_lock_held(key bigint) RETURNS boolean
+ *
+ * Whether this backend holds the lock: from its local lock table, so a lock
+ * released by a rolled-back subtransaction reads as not held.
+ */
+Datum
+awa_private_xact_lock_held(PG_FUNCTION_ARGS)
+{
+	LOCKTAG		tag;
+
+	private_lock_tag(&tag, PG_GETARG_INT64(0));
+	PG_RETURN_BOOL(LockHeldByMe(&tag, ExclusiveLock));
+}
