@@ -29,6 +29,7 @@ PG_MODULE_MAGIC;
 void		_PG_init(void);
 
 PG_FUNCTION_INFO_V1(awa_max_payload_size);
+PG_FUNCTION_INFO_V1(awa_max_queues);
 
 char	   *awa_bgw_databases = NULL;
 char	   *awa_bgw_role = NULL;
@@ -48,6 +49,7 @@ int			awa_bgw_job_heartbeat_timeout = 90;
 int			awa_bgw_failed_retention = 7 * 24 * 3600;
 int			awa_bgw_step_timeout = 60000;
 int			awa_bgw_max_payload_size = 1024;
+int			awa_bgw_max_queues = 10000;
 
 const char *const awa_ring_names[AWA_RING_COUNT] = {"queue", "lease", "claim"};
 
@@ -167,6 +169,12 @@ define_gucs(void)
 							"(or the server configuration) may change it.",
 							&awa_bgw_max_payload_size, 1024, 1, 1024 * 1024,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("awa_bgw.max_queues",
+							"Most queues one database may hold (0.9).",
+							"A first enqueue into a new queue beyond it is refused with "
+							"SQLSTATE 54000. Only a superuser may change it.",
+							&awa_bgw_max_queues, 10000, 1, 1000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("awa_bgw");
 }
@@ -202,4 +210,11 @@ Datum
 awa_max_payload_size(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_INT64((int64) awa_bgw_max_payload_size * 1024);
+}
+
+/* max_queues() RETURNS int: awa_bgw.max_queues, for awa.ensure_lanes (0.9). */
+Datum
+awa_max_queues(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(awa_bgw_max_queues);
 }

@@ -10,12 +10,22 @@
 #   claim+complete pgbench consumers draining a backlog      jobs/s = completions / s
 #   end-to-end     producers and consumers at once            jobs/s = completions / s
 # each unbatched (1 job per call) and batched (32 per call), for awa_bgw and for the
-# baseline. Prints a markdown table. Needs pgbench (postgresql-15) and make install.
+# baseline. Prints a markdown table. Then one more cell, at its own client count:
+#   enqueue in an open transaction   ${BENCH_TX_CLIENTS:-32} clients, each transaction
+#                  BEGIN; one enqueue; SELECT pg_sleep(0.01); COMMIT;
+#                  (producer_tx.sql / skip_producer_tx.sql)   jobs/s = tps
+# printed as a second table with the ratio awa_bgw / baseline.
+# BENCH_CELLS=tx runs only that cell (BENCH_CELLS=main only the cells above; default all):
+#   BENCH_CELLS=tx bash bench/run.sh 20
+# Needs pgbench (postgresql-15) and make install.
 set -euo pipefail
 
 secs=${1:-30}
 clients=${2:-4}
 port=${BENCH_PORT:-5498}
+cells=${BENCH_CELLS:-all}
+tx_clients=${BENCH_TX_CLIENTS:-32}
+case "$cells" in all|main|tx) ;; *) echo "BENCH_CELLS must be all, main or tx" >&2; exit 2;; esac
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=${PGBIN:-/usr/lib/postgresql/15/bin}
 if [ "$(id -u)" -eq 0 ]; then run_as=(runuser -u postgres --); else run_as=(); fi
@@ -42,7 +52,8 @@ psql=("${run_as[@]}" env PGOPTIONS="-c client_min_messages=warning" "$bin/psql" 
 "${psql[@]}" -f "$work/schema.sql" >/dev/null
 
 pgb() {   # pgbench for $secs seconds with the given script files; prints tps
-    "${run_as[@]}" "$bin/pgbench" -n -c "$clients" -j 2 -T "$secs" -h "$work" -p "$port" \
+          # (PGB_CLIENTS overrides $clients)
+    "${run_as[@]}" "$bin/pgbench" -n -c "${PGB_CLIENTS:-$clients}" -j 2 -T "$secs" -h "$work" -p "$port" \
         -U postgres "$@" postgres 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
 reset_queues() {   # a fresh install of both queues (the worker rides through it; the
@@ -62,7 +73,9 @@ skip_done() { "${psql[@]}" -c "SELECT pg_stat_force_next_flush()" >/dev/null
               "${psql[@]}" -c "SELECT n_tup_del FROM pg_stat_user_tables WHERE relid = 'bench.skip_jobs'::regclass"; }
 rate() { awk -v a="$1" -v b="$2" -v s="$secs" 'BEGIN { printf "%.0f", (b - a) / s }'; }
 mul()  { awk -v t="$1" -v m="$2" 'BEGIN { printf "%.0f", t * m }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
+if [ "$cells" != tx ]; then
 echo "| cell | batch | awa_bgw jobs/s | SKIP LOCKED jobs/s |"
 echo "|---|---|---|---|"
 for batch in 1 32; do
@@ -93,3 +106,21 @@ for batch in 1 32; do
 done
 echo
 echo "($secs s per cell, $clients clients, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
+fi
+
+if [ "$cells" != main ]; then
+    # enqueue in an open transaction: each pgbench transaction is BEGIN; one enqueue
+    # (awa.enqueue into queue bench_tx / a plain INSERT into bench.skip_jobs);
+    # pg_sleep(0.01); COMMIT, as an application that enqueues inside its own business
+    # transaction; jobs/s = tps (one job per transaction)
+    if [ "$cells" = all ]; then echo; fi
+    reset_queues
+    "${psql[@]}" -c "SELECT awa.register_queue('bench_tx')" >/dev/null
+    a=$(PGB_CLIENTS=$tx_clients pgb -f "$work/producer_tx.sql")
+    b=$(PGB_CLIENTS=$tx_clients pgb -f "$work/skip_producer_tx.sql")
+    echo "| cell | clients | awa_bgw jobs/s | SKIP LOCKED jobs/s | awa_bgw / baseline |"
+    echo "|---|---|---|---|---|"
+    echo "| enqueue in an open transaction | $tx_clients | $(mul "$a" 1) | $(mul "$b" 1) | $(ratio "$a" "$b") |"
+    echo
+    echo "($secs s per side, $tx_clients clients, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
+fi

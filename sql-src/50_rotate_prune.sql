@@ -121,8 +121,6 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_lane record;
-    v_pos bigint;
-    v_live boolean;
 BEGIN
     PERFORM awa.ring_families(p_ring);   -- validates the ring name
     IF p_ring <> 'queue' THEN
@@ -131,15 +129,7 @@ BEGIN
     FOR v_lane IN EXECUTE format('SELECT lane_id, max(lane_seq) AS top FROM awa.%I '
                                  'GROUP BY lane_id ORDER BY lane_id', 'ready_entries_' || p_slot)
     LOOP
-        SELECT p.lane_seq INTO v_pos FROM awa.lane_position(v_lane.lane_id) p;
-        CONTINUE WHEN v_lane.top <= v_pos;
-        EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I r WHERE r.lane_id = $1 '
-                       'AND r.lane_seq > $2 AND NOT EXISTS (SELECT 1 FROM awa.%I d '
-                       'WHERE d.lane_id = r.lane_id AND d.lane_seq = r.lane_seq '
-                       'AND d.run_lease = 0))',
-                       'ready_entries_' || p_slot, 'done_entries_' || p_slot)
-           INTO v_live USING v_lane.lane_id, v_pos;
-        IF v_live THEN
+        IF awa.lane_unclaimed_in_slot(v_lane.lane_id, p_slot, v_lane.top) THEN
             RETURN 'queue.unclaimed';
         END IF;
     END LOOP;
@@ -150,15 +140,15 @@ $$;
 -- Carries what is still live in a sealed claim or lease slot into the ring's current
 -- slot, under the locks prune holds on the slot's children. Claim ring: every open
 -- receipt (under its attempt's try-lock; one that is its lane's position also under
--- the lane's claim try-lock), and the newest receipt of each lane in
--- p_keep_lanes with its closure: the lanes the queue ring still holds an entry of at
--- or below it (awa.claim_slot_position_lanes, computed before the exclusive locks), so
+-- the lane's claim try-lock), and the position of each lane in p_keep_lanes
+-- (awa.claim_slot_positions) with its closure: the lanes whose position the queue ring
+-- still needs (awa.claim_slot_position_lanes, computed before the exclusive locks), so
 -- that no claimed entry can be claimed again; once those entries are pruned the
--- position is not needed (every entry left is above it) and the claim ring can fall
--- idle. Under the locks it reads claim children only, so it never waits. Lease
--- ring: the newest heartbeat of every attempt still open. Every carried receipt's lane
--- claim lock is tried too (lane positions are read under it). All locks are tried before
--- anything is written: a busy one returns its reason and nothing is carried.
+-- position is not needed and the claim ring can fall idle. Under the locks it reads
+-- claim children only, so it never waits. Lease ring: the newest heartbeat of every
+-- attempt still open. All locks are tried before anything is written: a busy one
+-- returns its reason and nothing is carried. Row by row: what moves is found by key
+-- (no job body is gathered), then one INSERT ... SELECT per family copies it.
 CREATE OR REPLACE FUNCTION awa.ring_slot_carry_forward(p_ring text, p_slot int, p_keep_lanes int[])
 RETURNS text
 LANGUAGE plpgsql VOLATILE
@@ -166,58 +156,62 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_cur record;
-    v_rows awa.lease_claims[];
-    v_open boolean[];
-    v_newest boolean[];
+    v_jobs bigint[] := '{}';
+    v_leases int[] := '{}';
+    v_cols text;
     r record;
-    i int;
 BEGIN
     IF p_ring = 'queue' THEN
         RETURN NULL;
     END IF;
     SELECT * INTO v_cur FROM awa.ring_cursor(p_ring);
     IF p_ring = 'claim' THEN
-        EXECUTE format(
-            'SELECT coalesce(array_agg(u.c), ''{}''), coalesce(array_agg(NOT EXISTS ('
-            '         SELECT 1 FROM awa.%1$I x WHERE x.job_id = (u.c).job_id '
-            '            AND x.run_lease = (u.c).run_lease)), ''{}''), '
-            '       coalesce(array_agg((u.c).lane_seq = (SELECT p.lane_seq '
-            '                 FROM awa.lane_position((u.c).lane_id) p)), ''{}'') '
-            '  FROM (SELECT c FROM awa.%2$I c WHERE NOT EXISTS (SELECT 1 FROM awa.%1$I x '
-            '          WHERE x.job_id = c.job_id AND x.run_lease = c.run_lease) '
-            '        UNION '
-            '        SELECT t.c FROM (SELECT DISTINCT ON (c.lane_id) c FROM awa.%2$I c '
-            '                          ORDER BY c.lane_id, c.lane_seq DESC) t '
-            '         WHERE (t.c).lane_id = ANY ($1) '
-            '           AND (t.c).lane_seq = (SELECT p.lane_seq '
-            '                                   FROM awa.lane_position((t.c).lane_id) p)) u',
+        FOR r IN EXECUTE format(
+            'SELECT k.job_id, k.run_lease, k.lane_id, bool_or(k.pos) AS pos, '
+            '       NOT EXISTS (SELECT 1 FROM awa.%1$I x WHERE x.job_id = k.job_id '
+            '                      AND x.run_lease = k.run_lease) AS open '
+            '  FROM (SELECT c.job_id, c.run_lease, c.lane_id, false AS pos FROM awa.%2$I c '
+            '         WHERE NOT EXISTS (SELECT 1 FROM awa.%1$I x '
+            '                            WHERE x.job_id = c.job_id AND x.run_lease = c.run_lease) '
+            '        UNION ALL '
+            '        SELECT p.job_id, p.run_lease, p.lane_id, true '
+            '          FROM awa.claim_slot_positions($1, $2) p) k '
+            ' GROUP BY k.job_id, k.run_lease, k.lane_id',
             'lease_claim_closures_' || p_slot, 'lease_claims_' || p_slot)
-           INTO v_rows, v_open, v_newest USING coalesce(p_keep_lanes, '{}');
-        FOR i IN 1 .. cardinality(v_rows) LOOP
-            IF v_open[i] AND NOT awa.private_try_xact_lock(
-                    awa.attempt_lock_key(v_rows[i].job_id, v_rows[i].run_lease)) THEN
+          USING p_slot, coalesce(p_keep_lanes, '{}')
+        LOOP
+            IF r.open AND NOT awa.private_try_xact_lock(
+                    awa.attempt_lock_key(r.job_id, r.run_lease)) THEN
                 RETURN 'claim.attempt_locked';
             END IF;
             -- a receipt that is its lane's position moves only under the lane's claim
             -- lock, under which claimers and cancels read the position (an active
             -- lane's position is in a newer slot: its old receipts need no lane lock)
-            IF v_newest[i] AND NOT awa.private_try_xact_lock(
-                    hashtextextended('awa.claim:' || v_rows[i].lane_id, 0)) THEN
+            IF r.pos AND NOT awa.private_try_xact_lock(
+                    hashtextextended('awa.claim:' || r.lane_id, 0)) THEN
                 RETURN 'claim.lane_locked';
             END IF;
+            v_jobs := v_jobs || r.job_id;
+            v_leases := v_leases || r.run_lease;
         END LOOP;
-        INSERT INTO awa.lease_claims
-        SELECT v_cur.slot, v_cur.generation, c.job_id, c.run_lease, c.lane_id, c.lane_seq,
-               c.ready_slot, c.ready_generation, c.queue, c.priority, c.kind, c.args,
-               c.max_attempts, c.created_at, c.claimed_at, c.deadline_at
-          FROM unnest(v_rows) c;
+        -- every column but the slot and generation, whatever this version's receipts carry
+        SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO v_cols
+          FROM pg_attribute a
+         WHERE a.attrelid = 'awa.lease_claims'::regclass AND a.attnum > 0
+           AND NOT a.attisdropped AND a.attname NOT IN ('claim_slot', 'claim_generation');
+        EXECUTE format(
+            'INSERT INTO awa.lease_claims (claim_slot, claim_generation, %1$s) '
+            'SELECT $1, $2, %1$s FROM awa.%2$I '
+            ' WHERE (job_id, run_lease) IN (SELECT * FROM unnest($3, $4))',
+            v_cols, 'lease_claims_' || p_slot)
+          USING v_cur.slot, v_cur.generation, v_jobs, v_leases;
         EXECUTE format(
             'INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id, '
             '       run_lease, outcome, closed_at) '
             'SELECT $1, $2, x.job_id, x.run_lease, x.outcome, x.closed_at '
-            '  FROM awa.%I x JOIN unnest($3) c ON c.job_id = x.job_id '
-            '   AND c.run_lease = x.run_lease', 'lease_claim_closures_' || p_slot)
-          USING v_cur.slot, v_cur.generation, v_rows;
+            '  FROM awa.%I x WHERE (x.job_id, x.run_lease) IN (SELECT * FROM unnest($3, $4))',
+            'lease_claim_closures_' || p_slot)
+          USING v_cur.slot, v_cur.generation, v_jobs, v_leases;
         RETURN NULL;
     END IF;
     -- lease ring: the newest heartbeat of each attempt whose receipt is still open and
@@ -320,9 +314,8 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    EXECUTE format('SELECT coalesce(array_agg(c.lane_id) FILTER (WHERE EXISTS ('
-                   '         SELECT 1 FROM awa.ready_entries r '
-                   '          WHERE r.lane_id = c.lane_id AND r.lane_seq <= c.top)), ''{}''), '
+    EXECUTE format('SELECT coalesce(array_agg(c.lane_id) FILTER (WHERE '
+                   '         awa.lane_position_needed(c.lane_id, c.top)), ''{}''), '
                    '       coalesce(sum(c.n), 0) '
                    '  FROM (SELECT lane_id, max(lane_seq) AS top, count(*) AS n '
                    '          FROM awa.%I GROUP BY lane_id) c',

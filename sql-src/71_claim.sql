@@ -135,17 +135,7 @@ DECLARE
     v_now timestamptz;
 BEGIN
     PERFORM awa.require_read_committed();
-    PERFORM awa.check_name('queue', claim.queue);
-    IF claim.max_batch IS NULL OR claim.max_batch NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'max_batch % is out of range', coalesce(claim.max_batch::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Claim between 1 and 1000 jobs at a time.';
-    END IF;
-    IF claim.deadline <= interval '0' THEN
-        RAISE EXCEPTION 'deadline must be positive or NULL, not %', claim.deadline
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'NULL means no deadline: liveness by heartbeat only.';
-    END IF;
+    PERFORM awa.check_claim(claim.queue, claim.max_batch, claim.deadline);
     -- the queue generation once per claim (a hint: lane_claimables filters on the
     -- generation of each slot it reads); the claim cursor is read under each lane's
     -- lock, in the statement that looks the lane's position up and appends the
@@ -191,4 +181,71 @@ BEGIN
         v_left := v_left - v_rows;
     END LOOP;
 END
+$$;
+
+-- What prune, cancel and the counts ask of a lane's position (0.9/71_claim.sql answers
+-- the same questions from snapshot windows):
+
+-- Whether a ready entry is still unclaimed: above its lane's position. The caller
+-- holds the lane's claim lock.
+CREATE OR REPLACE FUNCTION awa.entry_unclaimed(p_entry awa.ready_entries) RETURNS boolean
+LANGUAGE sql STABLE
+AS $$ SELECT p_entry.lane_seq > p.lane_seq FROM awa.lane_position(p_entry.lane_id) p $$;
+
+-- The lane's unclaimed, uncancelled entries (queue_counts' available).
+CREATE OR REPLACE FUNCTION awa.lane_available(p_lane_id int) RETURNS bigint
+LANGUAGE sql STABLE
+AS $$
+    SELECT count(*)
+      FROM awa.lane_position(p_lane_id) p,
+           LATERAL awa.lane_candidates(p_lane_id, p.lane_seq, p.ready_generation, 2147483647) c
+$$;
+
+-- Whether the queue slot holds an unclaimed, uncancelled entry of the lane (the queue
+-- prune proof); p_top is the lane's highest lane_seq in the slot.
+CREATE OR REPLACE FUNCTION awa.lane_unclaimed_in_slot(p_lane_id int, p_slot int, p_top bigint)
+RETURNS boolean
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    v_pos bigint := (SELECT p.lane_seq FROM awa.lane_position(p_lane_id) p);
+    v_live boolean;
+BEGIN
+    IF p_top <= v_pos THEN
+        RETURN false;
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I r WHERE r.lane_id = $1 '
+                   'AND r.lane_seq > $2 AND NOT EXISTS (SELECT 1 FROM awa.%I d '
+                   'WHERE d.lane_id = r.lane_id AND d.lane_seq = r.lane_seq '
+                   'AND d.run_lease = 0))',
+                   'ready_entries_' || p_slot, 'done_entries_' || p_slot)
+       INTO v_live USING p_lane_id, v_pos;
+    RETURN v_live;
+END
+$$;
+
+-- The receipts of a claim slot that are the position of one of the given lanes (claim
+-- prune carries them forward): a lane's position is its newest receipt, so in a slot
+-- it can only be the lane's highest lane_seq.
+CREATE OR REPLACE FUNCTION awa.claim_slot_positions(p_slot int, p_lanes int[])
+RETURNS SETOF awa.lease_claims
+LANGUAGE plpgsql STABLE
+AS $$
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT t.* FROM (SELECT DISTINCT ON (c.lane_id) c.* FROM awa.%I c '
+        '                  WHERE c.lane_id = ANY ($1) ORDER BY c.lane_id, c.lane_seq DESC) t '
+        ' WHERE t.lane_seq = (SELECT p.lane_seq FROM awa.lane_position(t.lane_id) p)',
+        'lease_claims_' || p_slot)
+      USING p_lanes;
+END
+$$;
+
+-- Whether the lane's position (p_top, the lane_seq of its receipt) is still needed:
+-- the queue ring holds an entry of the lane at or below it.
+CREATE OR REPLACE FUNCTION awa.lane_position_needed(p_lane_id int, p_top bigint) RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+    SELECT EXISTS (SELECT 1 FROM awa.ready_entries r
+                    WHERE r.lane_id = p_lane_id AND r.lane_seq <= p_top)
 $$;

@@ -20,12 +20,9 @@ DECLARE
     s int;
 BEGIN
     available := 0;
-    FOR v_lane IN SELECT l.lane_id FROM awa.queue_lanes l WHERE l.queue = queue_counts_in_snapshot.queue LOOP
-        SELECT count(*) INTO v_part
-          FROM awa.lane_position(v_lane) p,
-               LATERAL awa.lane_candidates(v_lane, p.lane_seq, p.ready_generation,
-                                           2147483647) c;
-        available := available + v_part;
+    FOR v_lane IN SELECT DISTINCT l.lane_id FROM awa.queue_lanes l
+                   WHERE l.queue = queue_counts_in_snapshot.queue LOOP
+        available := available + awa.lane_available(v_lane);
     END LOOP;
 
     SELECT count(*) INTO scheduled FROM awa.deferred_jobs d WHERE d.queue = queue_counts_in_snapshot.queue;

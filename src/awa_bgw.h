@@ -20,11 +20,13 @@
 /* The semver this library reports as its binary_version. */
 #define AWA_BGW_BINARY_VERSION	"0.7.0"
 /*
- * The extension versions this library maintains: 0.7 (either authority) and
- * 0.8. Any other (0.6): needs_upgrade, to AWA_BGW_SCHEMA_VERSION.
+ * The extension versions this library maintains: 0.7 (either authority), 0.8
+ * and 0.9 (the data plane of snapshot windows). Any other (0.6):
+ * needs_upgrade, to AWA_BGW_SCHEMA_VERSION.
  */
 #define AWA_BGW_SCHEMA_VERSION	"0.7"
 #define AWA_BGW_SCHEMA_VERSION_NEXT "0.8"
+#define AWA_BGW_SCHEMA_VERSION_WINDOWS "0.9"
 
 /* pg_try_advisory_lock key of the per-database maintenance leader: "AWA_MAIN". */
 #define AWA_BGW_LEADER_KEY		INT64CONST(4708303813012965710)
@@ -129,6 +131,7 @@ extern int	awa_bgw_job_heartbeat_timeout;
 extern int	awa_bgw_failed_retention;
 extern int	awa_bgw_step_timeout;
 extern int	awa_bgw_max_payload_size;
+extern int	awa_bgw_max_queues;
 
 extern const char *const awa_ring_names[AWA_RING_COUNT];
 

@@ -63,6 +63,8 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "src/dataplane.h"
+
 PG_FUNCTION_INFO_V1(awa_ring_cursor);
 PG_FUNCTION_INFO_V1(awa_ring_cursor_ledger);
 PG_FUNCTION_INFO_V1(awa_claim_position);
@@ -70,15 +72,6 @@ PG_FUNCTION_INFO_V1(awa_lane_head_generation);
 PG_FUNCTION_INFO_V1(awa_lane_claimables);
 PG_FUNCTION_INFO_V1(awa_open_receipts_at);
 PG_FUNCTION_INFO_V1(awa_lane_has_work);
-
-/* one index scan on one ring child */
-typedef struct ChildScan
-{
-	Relation	heap;
-	Relation	index;
-	IndexScanDesc scan;
-	TupleTableSlot *slot;
-} ChildScan;
 
 /* an attempt of open_receipts_at */
 typedef struct Attempt
@@ -88,13 +81,13 @@ typedef struct Attempt
 	bool		found;
 } Attempt;
 
-static Oid
+Oid
 awa_namespace(void)
 {
 	return get_namespace_oid("awa", false);
 }
 
-static AttrNumber
+AttrNumber
 column_number(Relation rel, const char *name)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
@@ -119,7 +112,7 @@ column_number(Relation rel, const char *name)
  * check, with ACCESS SHARE (waits, as a query would, behind a prune's
  * exclusive lock, which prune holds for awa_bgw.prune_lock_timeout at most).
  */
-static Relation
+Relation
 open_table(Oid nsp, const char *family, int slot)
 {
 	char		name[NAMEDATALEN];
@@ -140,7 +133,7 @@ open_table(Oid nsp, const char *family, int slot)
 }
 
 /* The plain btree index of heap whose leading keys are cols, with ACCESS SHARE. */
-static Relation
+Relation
 open_index(Relation heap, int ncols, const char *const *cols)
 {
 	AttrNumber	want[INDEX_MAX_KEYS];
@@ -177,7 +170,7 @@ open_index(Relation heap, int ncols, const char *const *cols)
 	return NULL;				/* keep compiler quiet */
 }
 
-static void
+void
 child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys)
 {
 	cs->heap = heap;
@@ -187,7 +180,7 @@ child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys)
 }
 
 /* ends the scan; the locks stay to the end of the transaction */
-static void
+void
 child_scan_end(ChildScan *cs)
 {
 	index_endscan(cs->scan);
@@ -196,7 +189,7 @@ child_scan_end(ChildScan *cs)
 	table_close(cs->heap, NoLock);
 }
 
-static int64
+int64
 get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull)
 {
 	Datum		d = slot_getattr(slot, att, isnull);
@@ -204,7 +197,7 @@ get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull)
 	return *isnull ? 0 : DatumGetInt64(d);
 }
 
-static int32
+int32
 get_int32(TupleTableSlot *slot, AttrNumber att, bool *isnull)
 {
 	Datum		d = slot_getattr(slot, att, isnull);
@@ -242,7 +235,7 @@ emit_row(ReturnSetInfo *rsinfo, TupleTableSlot *slot, AttrMap *map)
 	pfree(nulls);
 }
 
-static int
+int
 ring_slot(int64 slot, int64 back, int nslots)
 {
 	return (int) (((slot - back) % nslots + nslots) % nslots);
@@ -396,7 +389,7 @@ lane_position(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32 n
 	return false;
 }
 
-static void
+void
 check_slots(int32 slot, int64 generation, int32 nslots)
 {
 	if (nslots < 1 || slot < 0 || slot >= nslots || generation < 0)
@@ -494,7 +487,7 @@ lane_window(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32 cla
 }
 
 /* whether the lane's entry lane_seq has a cancel tombstone (run_lease 0) */
-static bool
+bool
 tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id, int64 lane_seq)
 {
 	ScanKeyData keys[2];

@@ -63,7 +63,8 @@ extension_state(void)
 		char	   *version = isnull ? "" : TextDatumGetCString(d);
 
 		result = (strcmp(version, AWA_BGW_SCHEMA_VERSION) == 0 ||
-				  strcmp(version, AWA_BGW_SCHEMA_VERSION_NEXT) == 0)
+				  strcmp(version, AWA_BGW_SCHEMA_VERSION_NEXT) == 0 ||
+				  strcmp(version, AWA_BGW_SCHEMA_VERSION_WINDOWS) == 0)
 			? AWA_EXT_READY : AWA_EXT_OTHER_VERSION;
 	}
 	systable_endscan(scan);

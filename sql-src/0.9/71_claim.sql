@@ -1,0 +1,185 @@
+-- Claim in 0.9 (docs/storage.md Part A §A.3): a lane's position is its newest receipt
+-- carrying a window; a claim takes the rest of that window, then opens the next one at
+-- its own snapshot. Replaces 71_claim.sql; the probes are C (src/windows.c).
+
+-- The lane's position: the window (win_lo NULL: nothing visible) and the last entry
+-- taken from it (its txid and lane_seq), and the receipt's claim_seq; all NULL when
+-- the lane has none.
+CREATE OR REPLACE FUNCTION awa.window_position(p_lane_id int, p_claim_slot int,
+                                               p_claim_gen bigint, p_claim_slots int,
+                                               OUT win_lo pg_snapshot, OUT win_hi pg_snapshot,
+                                               OUT txid xid8, OUT lane_seq bigint,
+                                               OUT claim_seq bigint)
+LANGUAGE C STABLE STRICT
+AS 'MODULE_PATHNAME', 'awa_window_position';
+
+-- What a claim of the lane takes, in claim order, up to p_limit; the last row carries
+-- the window to record. The caller holds the lane's claim lock, and its statement took
+-- its snapshot after the lock.
+CREATE OR REPLACE FUNCTION awa.window_claimables(p_lane_id int, p_limit int,
+                                                 p_claim_slot int, p_claim_gen bigint,
+                                                 p_claim_slots int, p_queue_slots int)
+RETURNS TABLE (ready_slot int, ready_generation bigint, lane_id int, lane_seq bigint,
+               job_id bigint, queue text, priority smallint, kind text, args jsonb,
+               attempt int, max_attempts int, created_at timestamptz,
+               enqueued_at timestamptz, txid xid8, win_lo pg_snapshot, win_hi pg_snapshot)
+LANGUAGE C STABLE STRICT ROWS 1
+AS 'MODULE_PATHNAME', 'awa_window_claimables';
+
+-- A hint, read without the lane's claim lock: whether a claim would take anything.
+CREATE OR REPLACE FUNCTION awa.window_has_work(p_lane_id int, p_claim_slot int,
+                                               p_claim_gen bigint, p_claim_slots int,
+                                               p_queue_slots int)
+RETURNS boolean
+LANGUAGE C STABLE STRICT
+AS 'MODULE_PATHNAME', 'awa_window_has_work';
+
+-- The lane's position at the current claim cursor.
+CREATE OR REPLACE FUNCTION awa.lane_window(p_lane_id int)
+RETURNS TABLE (win_lo pg_snapshot, win_hi pg_snapshot, txid xid8, lane_seq bigint,
+               claim_seq bigint)
+LANGUAGE sql STABLE
+AS $$
+    SELECT p.* FROM awa.ring_cursor('claim') c,
+           awa.window_position(p_lane_id, c.slot, c.generation, awa.ring_slot_count('claim')) p
+$$;
+
+-- Whether an entry of a lane with position p is unclaimed: in no earlier window (not
+-- visible in win_lo) and not at or before the position in the current one.
+CREATE OR REPLACE FUNCTION awa.window_unclaimed(p_txid xid8, p_lane_seq bigint,
+                                                p_lo pg_snapshot, p_hi pg_snapshot,
+                                                p_pos_txid xid8, p_pos_seq bigint)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT p_hi IS NULL
+        OR (NOT coalesce(pg_visible_in_snapshot(p_txid, p_lo), false)
+            AND NOT (pg_visible_in_snapshot(p_txid, p_hi)
+                     AND (p_txid, p_lane_seq) <= (p_pos_txid, p_pos_seq)))
+$$;
+
+CREATE OR REPLACE FUNCTION awa.claim(queue text, max_batch int DEFAULT 1,
+                          deadline interval DEFAULT '5 minutes')
+RETURNS SETOF awa.claimed_job
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_left int := claim.max_batch;
+    v_lane int;
+    v_rows int;
+    v_hint record;
+    v_key bigint;
+    v_now timestamptz;
+BEGIN
+    PERFORM awa.require_read_committed();
+    PERFORM awa.check_claim(claim.queue, claim.max_batch, claim.deadline);
+    SELECT * INTO v_hint FROM awa.ring_cursor('claim');   -- for the hints only
+    FOR v_lane IN
+        SELECT l.lane_id FROM awa.queue_lanes l
+         WHERE l.queue = claim.queue
+         ORDER BY l.priority, (l.shard + awa.lane_shards()
+                               - pg_backend_pid() % awa.lane_shards()) % awa.lane_shards(),
+                  l.shard, l.lane_id
+    LOOP
+        EXIT WHEN v_left <= 0;
+        -- lock only a lane that looks as if it had work (read without the lock: a hint)
+        CONTINUE WHEN NOT awa.window_has_work(v_lane, v_hint.slot, v_hint.generation,
+                                              awa.ring_slot_count('claim'),
+                                              awa.ring_slot_count('queue'));
+        v_key := hashtextextended('awa.claim:' || v_lane, 0);
+        IF NOT awa.private_try_xact_lock(v_key) THEN
+            CONTINUE WHEN v_left < claim.max_batch
+                       OR NOT awa.private_try_xact_lock_for(v_key, 10);
+        END IF;
+        v_now := clock_timestamp();
+        -- one statement whose snapshot is taken after the lock: the position, the
+        -- window(s), the receipts
+        RETURN QUERY
+        INSERT INTO awa.lease_claims AS c (claim_slot, claim_generation, job_id, run_lease,
+                                           lane_id, lane_seq, ready_slot, ready_generation,
+                                           queue, priority, kind, args, max_attempts,
+                                           created_at, claimed_at, deadline_at, claim_seq,
+                                           txid, win_lo, win_hi)
+        SELECT k.slot, k.generation, r.job_id, r.attempt, r.lane_id, r.lane_seq,
+               r.ready_slot, r.ready_generation, r.queue, r.priority, r.kind, r.args,
+               r.max_attempts, r.created_at, v_now, v_now + claim.deadline,
+               nextval('awa.claim_seq'), r.txid, r.win_lo, r.win_hi
+          FROM awa.ring_cursor('claim') k,
+               awa.window_claimables(v_lane, v_left, k.slot, k.generation,
+                                     awa.ring_slot_count('claim'),
+                                     awa.ring_slot_count('queue')) r
+         ORDER BY r.txid, r.lane_seq
+        RETURNING c.job_id, c.run_lease, c.queue, c.kind, c.args, c.priority, c.run_lease,
+                  c.max_attempts, c.created_at, c.claimed_at, c.deadline_at;
+        GET DIAGNOSTICS v_rows = ROW_COUNT;
+        v_left := v_left - v_rows;
+    END LOOP;
+END
+$$;
+
+-- What prune, cancel and the counts ask of a lane's position (as in 71_claim.sql):
+
+-- Whether a ready entry is still unclaimed. The caller holds the lane's claim lock.
+CREATE OR REPLACE FUNCTION awa.entry_unclaimed(p_entry awa.ready_entries) RETURNS boolean
+LANGUAGE sql STABLE
+AS $$
+    SELECT awa.window_unclaimed(p_entry.txid, p_entry.lane_seq, p.win_lo, p.win_hi,
+                                p.txid, p.lane_seq)
+      FROM awa.lane_window(p_entry.lane_id) p
+$$;
+
+-- The lane's unclaimed, uncancelled committed entries (queue_counts' available).
+CREATE OR REPLACE FUNCTION awa.lane_available(p_lane_id int) RETURNS bigint
+LANGUAGE sql STABLE
+AS $$
+    SELECT count(*)
+      FROM awa.ring_cursor('claim') c,
+           awa.window_claimables(p_lane_id, 2147483647, c.slot, c.generation,
+                                 awa.ring_slot_count('claim'), awa.ring_slot_count('queue')) w
+$$;
+
+-- Whether the queue slot holds an unclaimed, uncancelled entry of the lane (the queue
+-- prune proof; p_top is not needed here).
+CREATE OR REPLACE FUNCTION awa.lane_unclaimed_in_slot(p_lane_id int, p_slot int, p_top bigint)
+RETURNS boolean
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    p record;
+    v_live boolean;
+BEGIN
+    SELECT * INTO p FROM awa.lane_window(p_lane_id);
+    EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I r WHERE r.lane_id = $1 '
+                   'AND awa.window_unclaimed(r.txid, r.lane_seq, $2, $3, $4, $5) '
+                   'AND NOT EXISTS (SELECT 1 FROM awa.%I d WHERE d.lane_id = r.lane_id '
+                   'AND d.lane_seq = r.lane_seq AND d.run_lease = 0))',
+                   'ready_entries_' || p_slot, 'done_entries_' || p_slot)
+       INTO v_live USING p_lane_id, p.win_lo, p.win_hi, p.txid, p.lane_seq;
+    RETURN v_live;
+END
+$$;
+
+-- The receipts of a claim slot that are the position of one of the given lanes: the
+-- lane's newest receipt with a window, when it is in this slot.
+CREATE OR REPLACE FUNCTION awa.claim_slot_positions(p_slot int, p_lanes int[])
+RETURNS SETOF awa.lease_claims
+LANGUAGE plpgsql STABLE
+AS $$
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT t.* FROM (SELECT DISTINCT ON (c.lane_id) c.* FROM awa.%I c '
+        '                  WHERE c.lane_id = ANY ($1) AND c.win_hi IS NOT NULL '
+        '                  ORDER BY c.lane_id, c.claim_seq DESC) t '
+        ' WHERE t.claim_seq = (SELECT p.claim_seq FROM awa.lane_window(t.lane_id) p)',
+        'lease_claims_' || p_slot)
+      USING p_lanes;
+END
+$$;
+
+-- Whether the lane's position is still needed: the queue ring holds an entry of the
+-- lane (without a position, a lane's next window is its first, which holds every
+-- entry still in the ring).
+CREATE OR REPLACE FUNCTION awa.lane_position_needed(p_lane_id int, p_top bigint) RETURNS boolean
+LANGUAGE sql STABLE
+AS $$ SELECT EXISTS (SELECT 1 FROM awa.ready_entries r WHERE r.lane_id = p_lane_id) $$;

@@ -1,0 +1,117 @@
+-- The 0.9 data plane (docs/storage.md Part A): an enqueue takes no lock and creates
+-- nothing; claims follow snapshot windows; a bounded number of queues; cancel, counts
+-- and prune (proofs and the carry-forward of lane positions) on windows; the upgrade
+-- from 0.8 keeps every queued, deferred and running job.
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw VERSION '0.9';
+
+-- 1. An enqueue creates nothing and holds no lock but the child it wrote.
+SELECT count(*) AS relations FROM pg_class WHERE relnamespace = 'awa'::regnamespace \gset
+BEGIN;
+SELECT awa.enqueue('w', 'a') AS job_a \gset
+SELECT awa.enqueue('w', 'b') AS job_b \gset
+SELECT l.locktype, l.mode, c.relname
+  FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid = pg_backend_pid()
+   AND (l.locktype IN ('advisory', 'userlock')
+        OR (c.relnamespace = 'awa'::regnamespace AND c.relkind = 'r' AND c.relname ~ '_[0-9]+$'))
+ ORDER BY 1, 2, 3;
+-- not claimable by this transaction itself: its own entries belong to the first
+-- window opened after it commits
+SELECT count(*) AS own_claimed FROM awa.claim('w', 10);
+COMMIT;
+SELECT count(*) - :relations AS relations_created
+  FROM pg_class WHERE relnamespace = 'awa'::regnamespace;
+
+-- 2. Claim order: the rest of a window, then the next.
+SELECT kind FROM awa.claim('w', 1);
+SELECT awa.enqueue('w', 'c') > 0 AS enqueued;
+SELECT kind FROM awa.claim('w', 10) ORDER BY job_id;
+SELECT kind FROM awa.claim('w', 10);
+SELECT count(*) AS windows_recorded FROM awa.lease_claims WHERE win_hi IS NOT NULL;
+-- every receipt names its entry's transaction
+SELECT count(*) FILTER (WHERE txid IS NULL) AS receipts_without_txid FROM awa.lease_claims;
+
+-- 3. Cancel of an available entry, and of a claimed one (running).
+SELECT awa.enqueue('w', 'd') AS job_d \gset
+SELECT awa.cancel(:job_d) AS cancelled_available;
+SELECT count(*) AS claimed_after_cancel FROM awa.claim('w', 10);
+SELECT awa.cancel(:job_a) AS cancelled_running;
+SELECT * FROM awa.queue_counts('w');
+
+-- 4. awa_bgw.max_queues: a new queue beyond it is refused (54000), nothing written;
+-- the queues already there go on. Only a superuser may set it.
+SELECT count(DISTINCT queue) AS queues FROM awa.queue_lanes \gset
+SELECT set_config('awa_bgw.max_queues', (:queues + 1)::text, false) AS max_queues;
+SELECT awa.enqueue('w_second', 'x') > 0 AS second_queue;
+SELECT sqlstate_of($$SELECT awa.enqueue('w_third', 'x')$$);
+SELECT count(*) AS third_lanes FROM awa.queue_lanes WHERE queue = 'w_third';
+SELECT awa.enqueue('w', 'e') > 0 AS known_queue, awa.enqueue('w_second', 'y') > 0 AS known_too;
+RESET awa_bgw.max_queues;
+SELECT awa.enqueue('w_third', 'x') > 0 AS third_after_reset;
+CREATE ROLE awa_test_gucs;
+SET ROLE awa_test_gucs;
+SELECT sqlstate_of($$SET awa_bgw.max_queues = 1000000$$);
+RESET ROLE;
+DROP ROLE awa_test_gucs;
+
+-- 5. Prune on windows: a job runs while both rings wrap; the claim ring carries its
+-- receipt and the lane's position forward; the waiting jobs are claimed once, the
+-- running one never again; the queue slot holding unclaimed entries is not pruned.
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw VERSION '0.9';
+SELECT awa.enqueue('p', 'x' || i) FROM generate_series(1, 3) i;
+SELECT job_id AS running, run_lease FROM awa.claim('p', 1, NULL) \gset
+CREATE FUNCTION pg_temp.turn() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    v text := '';
+BEGIN
+    v := v || (SELECT left(outcome, 1) FROM awa.rotate('awa', 'queue'))
+           || (SELECT left(outcome, 1) FROM awa.rotate('awa', 'claim'))
+           || (SELECT left(outcome, 1) FROM awa.rotate('awa', 'lease'));
+    v := v || '/' || (SELECT left(outcome, 2) FROM awa.prune('awa', 'claim'))
+           || (SELECT left(outcome, 2) FROM awa.prune('awa', 'lease'))
+           || (SELECT left(outcome, 2) FROM awa.prune('awa', 'queue'));
+    RETURN v;
+END $$;
+SELECT awa.heartbeat(:running, :run_lease) AS beat;
+SELECT i, pg_temp.turn() FROM generate_series(1, 10) i;
+SELECT (SELECT generation FROM awa.ring_cursor('claim')) >= 8 AS claim_ring_wrapped;
+SELECT count(*) AS positions FROM awa.lease_claims WHERE win_hi IS NOT NULL;
+SELECT kind FROM awa.claim('p', 10) ORDER BY job_id;
+SELECT kind FROM awa.claim('p', 10);
+SELECT awa.heartbeat(:running, :run_lease) AS beat, awa.complete(:running, :run_lease) AS done;
+SELECT count(awa.complete(job_id, run_lease)) AS completed
+  FROM awa.lease_claims WHERE kind IN ('x2', 'x3');
+SELECT * FROM awa.queue_counts('p');
+-- everything done: the rings prune empty, positions included, and a new job is
+-- claimed from the lane's first window again
+SELECT i, pg_temp.turn() FROM generate_series(1, 18) i;
+SELECT count(*) AS ready, (SELECT count(*) FROM awa.lease_claims) AS receipts
+  FROM awa.ready_entries;
+SELECT awa.enqueue('p', 'later') > 0 AS enqueued;
+SELECT kind FROM awa.claim('p', 10);
+SELECT * FROM awa.queue_counts('p');
+
+-- 6. 0.8 -> 0.9 with jobs in every state: available, running, completed, cancelled,
+-- deferred, failed; nothing lost, nothing claimed twice, order kept.
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw VERSION '0.8';
+SELECT awa.enqueue('u', 'k' || i) FROM generate_series(1, 6) i;
+SELECT awa.enqueue('u', 'scheduled', run_at => now() + interval '1 hour') > 0 AS deferred;
+SELECT job_id, kind FROM awa.claim('u', 3) ORDER BY job_id;
+SELECT awa.complete(1, 1) AS completed, awa.fail(3, 1, 'gave up') AS failed,
+       awa.cancel(5) AS cancelled;
+SELECT * FROM awa.queue_counts('u');
+ALTER EXTENSION awa_bgw UPDATE TO '0.9';
+SELECT extversion FROM pg_extension WHERE extname = 'awa_bgw';
+SELECT * FROM awa.queue_counts('u');
+SELECT count(*) AS head_sequences FROM pg_class
+ WHERE relnamespace = 'awa'::regnamespace AND relname ~ '^lane_[0-9]+_head$';
+-- the retry of job 3 was enqueued under 0.8 with a backoff: due now
+UPDATE awa.deferred_jobs SET run_at = now() WHERE job_id = 3;
+SELECT promoted FROM awa.promote_deferred('awa');
+SELECT job_id, kind, attempt FROM awa.claim('u', 10) ORDER BY job_id;
+SELECT count(*) AS claimed_again FROM awa.claim('u', 10);
+SELECT awa.complete(2, 1) AS running_completes;
+SELECT * FROM awa.queue_counts('u');

@@ -1,0 +1,39 @@
+/*-------------------------------------------------------------------------
+ *
+ * dataplane.h
+ *	  The ring-child scan helpers of the hot-path probes (dataplane.c), shared
+ *	  with the 0.9 snapshot-window probes (windows.c).
+ *
+ * src/dataplane.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef AWA_DATAPLANE_H
+#define AWA_DATAPLANE_H
+
+#include "access/genam.h"
+#include "executor/tuptable.h"
+#include "utils/rel.h"
+
+/* one index scan on one ring child */
+typedef struct ChildScan
+{
+	Relation	heap;
+	Relation	index;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+} ChildScan;
+
+extern Oid	awa_namespace(void);
+extern AttrNumber column_number(Relation rel, const char *name);
+extern Relation open_table(Oid nsp, const char *family, int slot);
+extern Relation open_index(Relation heap, int ncols, const char *const *cols);
+extern void child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys);
+extern void child_scan_end(ChildScan *cs);
+extern int64 get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull);
+extern int32 get_int32(TupleTableSlot *slot, AttrNumber att, bool *isnull);
+extern int	ring_slot(int64 slot, int64 back, int nslots);
+extern void check_slots(int32 slot, int64 generation, int32 nslots);
+extern bool tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id, int64 lane_seq);
+
+#endif							/* AWA_DATAPLANE_H */
