@@ -17,6 +17,7 @@
 # printed as a second table with the ratio awa_bgw / baseline.
 # BENCH_CELLS=tx runs only that cell (BENCH_CELLS=main only the cells above; default all):
 #   BENCH_CELLS=tx bash bench/run.sh 20
+# BENCH_AWA_VERSION=0.8 measures that extension version (default: the default version).
 # Needs pgbench (postgresql-15) and make install.
 set -euo pipefail
 
@@ -24,6 +25,7 @@ secs=${1:-30}
 clients=${2:-4}
 port=${BENCH_PORT:-5498}
 cells=${BENCH_CELLS:-all}
+create_ext="CREATE EXTENSION awa_bgw${BENCH_AWA_VERSION:+ VERSION '$BENCH_AWA_VERSION'}"
 tx_clients=${BENCH_TX_CLIENTS:-32}
 case "$cells" in all|main|tx) ;; *) echo "BENCH_CELLS must be all, main or tx" >&2; exit 2;; esac
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -48,7 +50,7 @@ CONF
 trap '"${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -m fast stop >/dev/null; rm -rf "$work"' EXIT
 
 psql=("${run_as[@]}" env PGOPTIONS="-c client_min_messages=warning" "$bin/psql" -X -q -At -h "$work" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1)
-"${psql[@]}" -c 'CREATE EXTENSION awa_bgw'
+"${psql[@]}" -c "$create_ext"
 "${psql[@]}" -f "$work/schema.sql" >/dev/null
 
 pgb() {   # pgbench for $secs seconds with the given script files; prints tps
@@ -61,7 +63,7 @@ reset_queues() {   # a fresh install of both queues (the worker rides through it
     local try
     for try in 1 2 3; do
         "${psql[@]}" -c 'DROP SCHEMA IF EXISTS bench CASCADE' -c 'DROP EXTENSION IF EXISTS awa_bgw' \
-                     -c 'DROP SCHEMA IF EXISTS awa CASCADE' -c 'CREATE EXTENSION awa_bgw' >/dev/null \
+                     -c 'DROP SCHEMA IF EXISTS awa CASCADE' -c "$create_ext" >/dev/null \
             && break
         [ "$try" = 3 ] && return 1
         sleep 1

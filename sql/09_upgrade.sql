@@ -173,6 +173,6 @@ CREATE EXTENSION awa_bgw VERSION '0.8';
 SELECT * FROM awa.ring_cursor('claim');
 SELECT authority FROM awa.ring_cursor_authority;
 DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw VERSION '0.7';
 SELECT extversion FROM pg_extension WHERE extname = 'awa_bgw';
 SELECT * FROM pg_temp.cursors();

@@ -24,6 +24,12 @@
  * The callers of window_claimables hold the lane's claim lock, and their
  * statement took its snapshot after it.
  *
+ * A window can have entries in any ready child (a producer holds no lock, so
+ * a transaction that started long ago writes into the slot current at its
+ * insert), so every child is read; the ACCESS SHARE locks of the children that
+ * gave nothing are released at once, so that, as in 0.7, a transaction left
+ * open after a claim holds only the children it took from (DESIGN §3.7).
+ *
  * src/windows.c
  *
  *-------------------------------------------------------------------------
@@ -38,6 +44,7 @@
 #include "access/xact.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
@@ -77,9 +84,17 @@ typedef struct Cand
 {
 	uint64		txid;
 	int64		seq;
+	int			child;			/* the ready slot it is in */
 	Datum	   *values;
 	bool	   *nulls;
 } Cand;
+
+/* The relations one read of a child opened (and locked). */
+typedef struct Opened
+{
+	int			child;
+	Oid			rels[4];
+} Opened;
 
 /* What one window scan of a lane collects. */
 typedef struct WinScan
@@ -88,7 +103,9 @@ typedef struct WinScan
 	int			want;			/* stop once this many are found in a child */
 	TupleDesc	out;			/* NULL: count only */
 	List	   *cands;
+	List	   *opened;			/* of Opened */
 	/* the ready child being read */
+	int			child;
 	ChildScan	rs;
 	ChildScan	ds;
 	AttrMap    *map;
@@ -246,6 +263,7 @@ collect(WinScan *w, uint64 txid, int64 seq)
 
 	c->txid = txid;
 	c->seq = seq;
+	c->child = w->child;
 	if (w->out != NULL)
 	{
 		TupleTableSlot *slot = w->rs.slot;
@@ -345,14 +363,22 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 	{
 		Relation	ready = open_table(nsp, "ready_entries", s);
 		Relation	done = open_table(nsp, "done_entries", s);
+		Opened	   *o = palloc(sizeof(Opened));
 
 		w->a_txid = column_number(ready, "txid");
 		w->a_seq = column_number(ready, "lane_seq");
 		w->a_lease = column_number(done, "run_lease");
 		w->map = w->out ? attrmap_by_name(RelationGetDescr(ready), w->out) : NULL;
 		w->found_here = 0;
+		w->child = s;
 		child_scan_begin(&w->rs, ready, open_index(ready, 3, rcols), 4);
 		child_scan_begin(&w->ds, done, open_index(done, 2, dcols), 2);
+		o->child = s;
+		o->rels[0] = RelationGetRelid(ready);
+		o->rels[1] = RelationGetRelid(w->rs.index);
+		o->rels[2] = RelationGetRelid(done);
+		o->rels[3] = RelationGetRelid(w->ds.index);
+		w->opened = lappend(w->opened, o);
 		scan_child_window(w, lo, hi, has_after, after_txid, after_seq);
 		child_scan_end(&w->ds);
 		child_scan_end(&w->rs);
@@ -372,6 +398,28 @@ cand_cmp(const ListCell *a, const ListCell *b)
 	if (x->seq != y->seq)
 		return x->seq < y->seq ? -1 : 1;
 	return 0;
+}
+
+/* Releases the locks of every child read that none of taken comes from. */
+static void
+release_unused(List *opened, List *taken)
+{
+	ListCell   *lc;
+
+	foreach(lc, opened)
+	{
+		Opened	   *o = lfirst(lc);
+		ListCell   *tc;
+		bool		used = false;
+		int			i;
+
+		foreach(tc, taken)
+			used = used || ((Cand *) lfirst(tc))->child == o->child;
+		if (used)
+			continue;
+		for (i = 0; i < 4; i++)
+			UnlockRelationOid(o->rels[i], AccessShareLock);
+	}
 }
 
 /*
@@ -421,6 +469,7 @@ lane_takes(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 cl
 		}
 		taken = list_concat(taken, w.cands);
 	}
+	release_unused(w.opened, taken);
 	return taken;
 }
 

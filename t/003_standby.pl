@@ -3,6 +3,9 @@
 # leader lock and runs no maintenance; its rings change only by replay. After
 # promotion the same worker becomes leader and rotates and prunes. Ring
 # traffic is made through the job API (enqueue, claim, complete).
+#
+# On extension version 0.7 (its job goes through enqueue, claim and complete in one
+# transaction, which 0.9's claim order does not allow).
 
 use strict;
 use warnings;
@@ -130,7 +133,7 @@ COMMIT;});
 # 1. Primary: extension created, worker leads. Standby from a base backup,
 #    with the same configuration (copied with the data directory).
 
-$primary->safe_psql('postgres', 'CREATE EXTENSION awa_bgw');
+$primary->safe_psql('postgres', "CREATE EXTENSION awa_bgw VERSION '0.7'");
 wait_until($primary, 'primary worker leads', $state_query, 'leader');
 
 $primary->backup('base');

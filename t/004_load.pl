@@ -2,9 +2,12 @@
 # Copyright: the awa_bgw authors.
 #
 # The queue under load with the worker running: 8 pgbench clients enqueue, claim and
-# complete for 60 s while one job heartbeats through three wraps of every ring. Every
-# committed enqueue is completed exactly once (checked by job id), the counts match,
-# the rings turn and are truncated, and no ring family ever sees an UPDATE or DELETE.
+# complete for 60 s while one job heartbeats through three wraps of every ring; some
+# producers keep their transaction open a little after the enqueue, some roll it back.
+# Every committed enqueue is completed exactly once (checked by job id), no rolled-back
+# one is ever claimed, the counts match, the rings turn and are truncated, and no ring
+# family ever sees an UPDATE or DELETE. On the default version (0.9: no producer lock,
+# claims by snapshot windows).
 
 use strict;
 use warnings;
@@ -58,13 +61,19 @@ my ($out, $err) = ('', '');
 my $pgbench = IPC::Run::start(
 	[
 		'pgbench', '-n', '-c', '8', '-j', '2', '-T', '60',
-		'-f', 'bench/producer.sql@1', '-f', 'bench/consumer.sql@1',
+		'-f', 'bench/producer.sql@1', '-f', 'bench/consumer.sql@2',
+		'-f', 't/load_producer_open.sql@1', '-f', 't/load_producer_rollback.sql@1',
 		'-h', $node->host, '-p', $node->port, 'postgres'
 	],
 	'>', \$out, '2>', \$err);
 $pgbench->finish;
 is($pgbench->result(0), 0, 'pgbench ran to the end') or diag($err);
 note($out);
+# positive control: job ids were drawn by enqueues that rolled back (ids 1 and 2 are
+# the abandoned and the long job)
+cmp_ok($node->safe_psql('postgres',
+		'SELECT (SELECT last_value FROM awa.job_id_seq) - 2 - (SELECT count(*) FROM bench.enqueued)'),
+	'>', 100, 'enqueues rolled back during the load');
 
 # the rescued job is claimable again as attempt 2 (after the retry backoff, 2 s);
 # attempt 1 can no longer be completed
@@ -125,6 +134,9 @@ is($node->safe_psql('postgres',
 	'0', 'every committed enqueue was completed');
 is($node->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT job_id) FROM bench.claimed'),
 	'0', 'no job was claimed twice');
+is($node->safe_psql('postgres',
+		'SELECT count(*) FROM bench.claimed c WHERE NOT EXISTS (SELECT 1 FROM bench.enqueued e WHERE e.job_id = c.job_id)'),
+	'0', 'no rolled-back enqueue was ever claimed');
 is($node->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT job_id) FROM bench.completed'),
 	'0', 'no job was completed twice');
 is($node->safe_psql('postgres',
