@@ -40,10 +40,12 @@
 #include "access/htup_details.h"
 #include "access/skey.h"
 #include "access/stratnum.h"
+#include "access/table.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -93,6 +95,7 @@ typedef struct Cand
 typedef struct Opened
 {
 	int			child;
+	int			nrels;
 	Oid			rels[4];
 } Opened;
 
@@ -106,8 +109,11 @@ typedef struct WinScan
 	List	   *opened;			/* of Opened */
 	/* the ready child being read */
 	int			child;
+	Opened	   *o;
+	Oid			nsp;
 	ChildScan	rs;
-	ChildScan	ds;
+	ChildScan	ds;				/* its done child, opened at the first candidate */
+	bool		ds_open;
 	AttrMap    *map;
 	AttrNumber	a_txid;
 	AttrNumber	a_seq;
@@ -286,6 +292,25 @@ collect(WinScan *w, uint64 txid, int64 seq)
 	w->found_here++;
 }
 
+/* whether the entry has a cancel tombstone in its slot's done child */
+static bool
+entry_tombstoned(WinScan *w, int64 seq)
+{
+	static const char *const dcols[] = {"lane_id", "lane_seq"};
+
+	if (!w->ds_open)
+	{
+		Relation	done = open_table(w->nsp, "done_entries", w->child);
+
+		w->a_lease = column_number(done, "run_lease");
+		child_scan_begin(&w->ds, done, open_index(done, 2, dcols), 2);
+		w->o->rels[w->o->nrels++] = RelationGetRelid(done);
+		w->o->rels[w->o->nrels++] = RelationGetRelid(w->ds.index);
+		w->ds_open = true;
+	}
+	return tombstoned(&w->ds, w->a_lease, w->lane_id, seq);
+}
+
 /*
  * Reads the lane's entries with from <= txid < to (and, when seq_after >= 0
  * and the span is one xid, lane_seq > seq_after) that are visible in hi and
@@ -315,7 +340,7 @@ scan_span(WinScan *w, const Snap *hi, uint64 from, uint64 to, int64 seq_after)
 																  &isnull)));
 		int64		seq = get_int64(w->rs.slot, w->a_seq, &isnull);
 
-		if (!snap_visible(hi, x) || tombstoned(&w->ds, w->a_lease, w->lane_id, seq))
+		if (!snap_visible(hi, x) || entry_tombstoned(w, seq))
 			continue;
 		collect(w, x, seq);
 	}
@@ -350,37 +375,44 @@ scan_child_window(WinScan *w, const Snap *lo, const Snap *hi, bool has_after,
 	scan_span(w, hi, start, U64(hi->xmax), -1);
 }
 
-/* W(lo, hi) after the position (if given) over every ready child. */
+/*
+ * W(lo, hi) after the position (if given) over every ready child; a count-only
+ * scan (w->out NULL, the hint) stops at the first child that has one.
+ */
 static void
 scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *hi,
 			bool has_after, uint64 after_txid, int64 after_seq)
 {
 	static const char *const rcols[] = {"lane_id", "txid", "lane_seq"};
-	static const char *const dcols[] = {"lane_id", "lane_seq"};
 	int			s;
 
-	for (s = 0; s < queue_slots; s++)
+	w->nsp = nsp;
+	for (s = 0; s < queue_slots && (w->out != NULL || w->cands == NIL); s++)
 	{
 		Relation	ready = open_table(nsp, "ready_entries", s);
-		Relation	done = open_table(nsp, "done_entries", s);
-		Opened	   *o = palloc(sizeof(Opened));
+		Opened	   *o = palloc0(sizeof(Opened));
 
+		o->child = s;
+		o->rels[o->nrels++] = RelationGetRelid(ready);
+		w->opened = lappend(w->opened, o);
+		/* a pruned (truncated) slot has no block: nothing to read */
+		if (RelationGetNumberOfBlocks(ready) == 0)
+		{
+			table_close(ready, NoLock);
+			continue;
+		}
 		w->a_txid = column_number(ready, "txid");
 		w->a_seq = column_number(ready, "lane_seq");
-		w->a_lease = column_number(done, "run_lease");
 		w->map = w->out ? attrmap_by_name(RelationGetDescr(ready), w->out) : NULL;
 		w->found_here = 0;
 		w->child = s;
+		w->o = o;
+		w->ds_open = false;
 		child_scan_begin(&w->rs, ready, open_index(ready, 3, rcols), 4);
-		child_scan_begin(&w->ds, done, open_index(done, 2, dcols), 2);
-		o->child = s;
-		o->rels[0] = RelationGetRelid(ready);
-		o->rels[1] = RelationGetRelid(w->rs.index);
-		o->rels[2] = RelationGetRelid(done);
-		o->rels[3] = RelationGetRelid(w->ds.index);
-		w->opened = lappend(w->opened, o);
+		o->rels[o->nrels++] = RelationGetRelid(w->rs.index);
 		scan_child_window(w, lo, hi, has_after, after_txid, after_seq);
-		child_scan_end(&w->ds);
+		if (w->ds_open)
+			child_scan_end(&w->ds);
 		child_scan_end(&w->rs);
 		if (w->map)
 			free_attrmap(w->map);
@@ -417,7 +449,7 @@ release_unused(List *opened, List *taken)
 			used = used || ((Cand *) lfirst(tc))->child == o->child;
 		if (used)
 			continue;
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < o->nrels; i++)
 			UnlockRelationOid(o->rels[i], AccessShareLock);
 	}
 }
