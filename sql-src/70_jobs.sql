@@ -115,9 +115,9 @@ END
 $$;
 
 -- Registers the lanes of (queue, priority) ahead of the first enqueue. Optional: the
--- first enqueue registers them itself, but until that transaction commits, other
--- first enqueues of the same (queue, priority) wait for it; registering up front, in a
--- transaction of its own, avoids that wait.
+-- first enqueue registers them itself. In 0.7 and 0.8, until that transaction commits,
+-- other first enqueues of the same (queue, priority) wait for it, and registering up
+-- front, in a transaction of its own, avoids that wait; 0.9 registers without waiting.
 CREATE OR REPLACE FUNCTION awa.register_queue(queue text, priority smallint DEFAULT 0) RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

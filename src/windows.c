@@ -119,6 +119,10 @@ typedef struct WinScan
 	AttrNumber	a_seq;
 	AttrNumber	a_lease;
 	int			found_here;
+	/* once want entries are kept: the largest kept key; a child stops past it */
+	bool		bounded;
+	uint64		bound_txid;
+	int64		bound_seq;
 } WinScan;
 
 #define U64(x) U64FromFullTransactionId(x)
@@ -311,6 +315,14 @@ entry_tombstoned(WinScan *w, int64 seq)
 	return tombstoned(&w->ds, w->a_lease, w->lane_id, seq);
 }
 
+/* whether (txid, seq) sorts after the largest entry the scan keeps */
+static bool
+past_bound(WinScan *w, uint64 txid, int64 seq)
+{
+	return w->bounded &&
+		(txid > w->bound_txid || (txid == w->bound_txid && seq > w->bound_seq));
+}
+
 /*
  * Reads the lane's entries with from <= txid < to (and, when seq_after >= 0
  * and the span is one xid, lane_seq > seq_after) that are visible in hi and
@@ -322,7 +334,7 @@ scan_span(WinScan *w, const Snap *hi, uint64 from, uint64 to, int64 seq_after)
 {
 	ScanKeyData keys[4];
 
-	if (from >= to || w->found_here >= w->want)
+	if (from >= to || w->found_here >= w->want || past_bound(w, from, -1))
 		return;
 	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(w->lane_id));
 	ScanKeyInit(&keys[1], 2, BTGreaterEqualStrategyNumber, F_XID8GE,
@@ -340,6 +352,11 @@ scan_span(WinScan *w, const Snap *hi, uint64 from, uint64 to, int64 seq_after)
 																  &isnull)));
 		int64		seq = get_int64(w->rs.slot, w->a_seq, &isnull);
 
+		if (past_bound(w, x, seq))
+		{
+			w->found_here = w->want;	/* the rest of this child is larger still */
+			break;
+		}
 		if (!snap_visible(hi, x) || entry_tombstoned(w, seq))
 			continue;
 		collect(w, x, seq);
@@ -373,6 +390,38 @@ scan_child_window(WinScan *w, const Snap *lo, const Snap *hi, bool has_after,
 		start = after_txid + 1;
 	}
 	scan_span(w, hi, start, U64(hi->xmax), -1);
+}
+
+static int
+cand_cmp(const ListCell *a, const ListCell *b)
+{
+	const Cand *x = lfirst(a);
+	const Cand *y = lfirst(b);
+
+	if (x->txid != y->txid)
+		return x->txid < y->txid ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Keeps the scan's want smallest entries, in order; once there are that many,
+ * the largest of them bounds the reading of the next children.
+ */
+static void
+keep_best(WinScan *w)
+{
+	Cand	   *last;
+
+	list_sort(w->cands, cand_cmp);
+	w->cands = list_truncate(w->cands, w->want);
+	if (list_length(w->cands) < w->want)
+		return;
+	last = llast(w->cands);
+	w->bounded = true;
+	w->bound_txid = last->txid;
+	w->bound_seq = last->seq;
 }
 
 /*
@@ -416,21 +465,10 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 		child_scan_end(&w->rs);
 		if (w->map)
 			free_attrmap(w->map);
+		keep_best(w);
 	}
 }
 
-static int
-cand_cmp(const ListCell *a, const ListCell *b)
-{
-	const Cand *x = lfirst(a);
-	const Cand *y = lfirst(b);
-
-	if (x->txid != y->txid)
-		return x->txid < y->txid ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return 0;
-}
 
 /* Releases the locks of every child read that none of taken comes from. */
 static void
@@ -479,8 +517,7 @@ lane_takes(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 cl
 	{
 		scan_window(&w, nsp, queue_slots, snap_of(p.lo), snap_of(p.hi), true,
 					U64(p.txid), p.lane_seq);
-		list_sort(w.cands, cand_cmp);
-		taken = list_truncate(w.cands, limit);
+		taken = w.cands;		/* the smallest, in order (keep_best) */
 		*win_lo = p.lo;
 		*win_hi = p.hi;
 	}
@@ -489,11 +526,10 @@ lane_takes(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 cl
 		Datum		s = current_window_hi();
 
 		w.cands = NIL;
+		w.bounded = false;
 		w.want = limit - list_length(taken);
 		scan_window(&w, nsp, queue_slots, p.found ? snap_of(p.hi) : NULL, snap_of(s),
 					false, 0, 0);
-		list_sort(w.cands, cand_cmp);
-		w.cands = list_truncate(w.cands, w.want);
 		if (w.cands != NIL)
 		{
 			*win_lo = p.found ? p.hi : (Datum) 0;
