@@ -40,8 +40,12 @@ SET ROLE awa_test_tenant;
 SELECT sqlstate_of($$SET awa_bgw.max_payload_size = '1GB'$$);
 RESET ROLE;
 
--- 2. A forged lane memo: 0.7 kept the lane a transaction held in a setting named
--- awa.enqueue_lane_<hash>; pointing it at another queue's lane must change nothing.
+-- 2. On 0.7, whose enqueue holds a lane lock to commit: a forged lane memo. 0.7 kept
+-- the lane a transaction held in a setting named awa.enqueue_lane_<hash>; pointing it
+-- at another queue's lane must change nothing (the lane held is asked of the lock
+-- manager now).
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw VERSION '0.7';
 SELECT awa.register_queue('victim'), awa.register_queue('attacker');
 SELECT set_config('awa.enqueue_lane_' || abs(hashtextextended('attacker:0', 0)),
                   min(lane_id)::text, false) <> '' AS forged
@@ -53,6 +57,22 @@ SELECT l.queue AS lane_of FROM awa.ready_entries r JOIN awa.queue_lanes l USING 
 COMMIT;
 SELECT job_id IS NOT NULL AS claimed_from_attacker FROM awa.claim('attacker');
 SELECT count(*) AS victim_claims FROM awa.claim('victim');
+-- an open transaction that enqueued holds its lane: the next enqueue of the same
+-- transaction reuses it, a subtransaction that took another lane and rolled back does
+-- not leave it "held"
+BEGIN;
+SELECT awa.enqueue('attacker', 'one') > 0 AS one;
+SAVEPOINT s;
+SELECT awa.enqueue('victim', 'two') > 0 AS two;
+ROLLBACK TO SAVEPOINT s;
+SELECT awa.enqueue('attacker', 'three') > 0 AS three;
+SELECT count(DISTINCT lane_id) AS lanes_used FROM awa.ready_entries
+ WHERE kind IN ('one', 'three');
+SELECT count(*) AS held_lane_locks FROM pg_locks
+ WHERE pid = pg_backend_pid() AND locktype = 'userlock' AND granted;
+COMMIT;
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw;
 
 -- 3. A role with only CONNECT holds every advisory key it can compute: the rings'
 -- serializers, the lane registry, the enqueue and claim keys of the first 64 lanes, the
