@@ -71,6 +71,25 @@ SELECT count(DISTINCT lane_id) AS lanes_used FROM awa.ready_entries
 SELECT count(*) AS held_lane_locks FROM pg_locks
  WHERE pid = pg_backend_pid() AND locktype = 'userlock' AND granted;
 COMMIT;
+-- the stall of the issue: a role with only CONNECT holds every enqueue key of the first
+-- 64 lanes (and the registry key) while a deferred job is due; promotion and enqueue
+-- (into a known and a new queue) go on, none waits
+SELECT awa.enqueue('attacker', 'due', run_at => now() + interval '1 day') AS j_due \gset
+UPDATE awa.deferred_jobs SET run_at = now() - interval '1 second' WHERE job_id = :j_due;
+CREATE ROLE awa_outsider07 LOGIN;
+SELECT dblink_connect('outsider07',
+    format('host=%s port=%s dbname=%s user=awa_outsider07',
+           split_part(current_setting('unix_socket_directories'), ',', 1),
+           current_setting('port'), current_database()));
+SELECT * FROM dblink('outsider07', $q$
+    SELECT count(pg_advisory_lock(hashtextextended(n, 0)))
+      FROM (SELECT 'awa.enqueue:' || i FROM generate_series(1, 64) i
+            UNION ALL SELECT 'awa.lane_registry') k(n) $q$) AS t(held bigint);
+SELECT promoted FROM awa.promote_deferred('awa');
+SELECT awa.enqueue('attacker', 'more') > 0 AS known_queue,
+       awa.enqueue('brand_new', 'first') > 0 AS new_queue;
+SELECT dblink_disconnect('outsider07');
+DROP ROLE awa_outsider07;
 DROP EXTENSION awa_bgw;
 CREATE EXTENSION awa_bgw;
 
