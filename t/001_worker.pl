@@ -7,10 +7,6 @@
 # (enqueue, claim, heartbeat, complete, cancel): the queue ring stalls only
 # behind an unclaimed job, and an open attempt's receipt and newest heartbeat
 # are carried forward instead of stalling the claim and lease rings.
-#
-# On extension version 0.7: its jobs go through enqueue, claim and complete in
-# one transaction (to keep the rows of one job in one slot), which 0.9's claim
-# order does not allow (a job is claimable once its enqueue has committed).
 
 use strict;
 use warnings;
@@ -140,9 +136,10 @@ sub hold_rings_sql
 	} @_;
 }
 
-# One job through the API, in one transaction: enqueue into $queue, claim it
-# (deadline 1 hour), heartbeat it if asked, complete it; the queue and lease
-# rings are held still meanwhile, so the ready entry and the done entry share
+# One job through the API: enqueue into $queue (committed: a job is claimable
+# once its enqueue has committed), then in one transaction claim it (deadline
+# 1 hour), heartbeat it if asked, complete it; another session holds the queue
+# and lease rings still meanwhile, so the ready entry and the done entry share
 # the queue ring's current slot (the receipt and its closure always share a
 # claim slot). Returns the ready entry's slot, the job id and its receipt's
 # claim generation; dies unless claim, heartbeat and complete did their job.
@@ -150,11 +147,12 @@ sub closed_job
 {
 	my ($queue, $heartbeat) = @_;
 	my $beat = $heartbeat ? 'awa.heartbeat(:job, 1)' : 'true';
-	my $hold = hold_rings_sql('queue', 'lease');
+	my $holder = $node->background_psql('postgres');
+	$holder->query_safe('BEGIN');
+	$holder->query_safe($_) for split /\n/, hold_rings_sql('queue', 'lease') =~ s/ \\gset//gr;
 	my $out = sql(
-		qq{BEGIN;
-$hold
-SELECT awa.enqueue('$queue', 'k') AS job \\gset
+		qq{SELECT awa.enqueue('$queue', 'k') AS job \\gset
+BEGIN;
 SELECT coalesce(string_agg(job_id || ':' || run_lease, ','), 'none') AS claimed
   FROM awa.claim('$queue', 10, '1 hour') \\gset
 SELECT $beat AS beat \\gset
@@ -163,6 +161,8 @@ SELECT (SELECT string_agg(ready_slot::text, ',') FROM awa.ready_entries WHERE jo
        || '|' || (SELECT string_agg(claim_generation::text, ',') FROM awa.lease_claims
                    WHERE job_id = :job);
 COMMIT;});
+	$holder->query_safe('COMMIT');
+	$holder->quit;
 	my ($slot, $job, $claimed, $beat_ok, $done, $claim_gen) = split /\|/, $out;
 	die "closed_job($queue): claim/heartbeat/complete went wrong: $out"
 	  unless defined $claim_gen
@@ -247,7 +247,7 @@ my $launcher_pid = sql(
 	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'awa_bgw launcher'});
 
 sql('CREATE DATABASE scratch');
-sql("CREATE EXTENSION awa_bgw VERSION '0.7'", 'scratch');
+sql('CREATE EXTENSION awa_bgw', 'scratch');
 
 wait_until(
 	'worker of postgres waits for the extension',
@@ -272,7 +272,7 @@ is(leader_lock_holders(), 'none',
 #---------------------------------------------------------------------------
 # 2. CREATE EXTENSION: the same worker becomes leader.
 
-sql("CREATE EXTENSION awa_bgw VERSION '0.7'");
+sql('CREATE EXTENSION awa_bgw');
 wait_until('worker becomes leader after CREATE EXTENSION',
 	q{SELECT state FROM awa.maintenance_status WHERE database = 'postgres'},
 	'leader');
@@ -776,7 +776,7 @@ is(status('pid', 'scratch'), $new_pid, 'the same worker process');
 # extension is gone (else another leader is blocked, and the next
 # pg_try_advisory_lock() stacks a second hold on it)
 is(leader_lock_holders(), 'none', 'leader lock released after DROP EXTENSION');
-sql("CREATE EXTENSION awa_bgw VERSION '0.7'");
+sql('CREATE EXTENSION awa_bgw');
 wait_until('after CREATE EXTENSION the worker leads again',
 	q{SELECT state FROM awa.maintenance_status WHERE database = 'postgres'},
 	'leader');

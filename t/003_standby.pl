@@ -3,9 +3,6 @@
 # leader lock and runs no maintenance; its rings change only by replay. After
 # promotion the same worker becomes leader and rotates and prunes. Ring
 # traffic is made through the job API (enqueue, claim, complete).
-#
-# On extension version 0.7 (its job goes through enqueue, claim and complete in one
-# transaction, which 0.9's claim order does not allow).
 
 use strict;
 use warnings;
@@ -72,11 +69,12 @@ my $counts_query = q{
 	SELECT available || '|' || scheduled || '|' || running || '|' || completed || '|' || failed
 	  FROM awa.queue_counts('q')};
 
-# A job enqueued, claimed and completed through the API in one transaction:
-# its ready entry is claimed, so the slot may be pruned, and its done entry
-# shares the slot (the transaction holds the queue ring's rotation lock, the
-# ledger's private-lock serializer of DESIGN 3.1: the rings' idle gate sees
-# uncommitted rows, so the worker could otherwise rotate the ring under it).
+# A job enqueued, then claimed and completed, through the API (a job is
+# claimable once its enqueue has committed): its ready entry is claimed, so the
+# slot may be pruned, and its done entry shares the slot (meanwhile another
+# session holds the queue ring's rotation lock, the ledger's private-lock
+# serializer of DESIGN 3.1, so that the worker cannot rotate the ring between
+# the two transactions).
 # Then wait until the worker has rotated past the slot and truncated it (one
 # wrap of the ring), and until the claim ring, which held the job's receipt,
 # is idle too. Idleness is the worker's own finding: only the worker removes
@@ -93,12 +91,14 @@ sub queue_round
 		q{SELECT slot, generation FROM awa.ring_cursor('queue')});
 	my $fn = $node->safe_psql('postgres',
 		"SELECT pg_relation_filenode('awa.ready_entries_$cur')");
+	my $holder = $node->background_psql('postgres');
+	$holder->query_safe('BEGIN');
+	$holder->query_safe(
+		q{SELECT awa.private_xact_lock(hashtextextended('awa.queue_storage.ring_rotation:awa:queue', 0))});
 	my $out = $node->safe_psql(
 		'postgres',
-		q{BEGIN;
-SELECT awa.private_xact_lock(hashtextextended('awa.queue_storage.ring_rotation:awa:queue', 0))
-       AS held \gset
-SELECT awa.enqueue('q', 'k') AS job \gset
+		q{SELECT awa.enqueue('q', 'k') AS job \gset
+BEGIN;
 SELECT coalesce(string_agg(job_id || ':' || run_lease, ','), 'none') AS claimed
   FROM awa.claim('q', 10, '1 hour') \gset
 SELECT awa.complete(:job, 1) AS completed \gset
@@ -108,6 +108,8 @@ SELECT (SELECT string_agg(DISTINCT ready_slot::text, ',') FROM awa.ready_entries
                    WHERE job_id = :job)
        || '|' || (:'claimed' = :job || ':1') || '|' || :'completed';
 COMMIT;});
+	$holder->query_safe('COMMIT');
+	$holder->quit;
 	my ($slot, $done_slot, $claimed, $completed) = split /\|/, $out;
 	is("$slot|$claimed|$completed", "$cur|true|t",
 		$node->name . ": job enqueued into the current slot $cur, claimed, completed");
@@ -133,7 +135,7 @@ COMMIT;});
 # 1. Primary: extension created, worker leads. Standby from a base backup,
 #    with the same configuration (copied with the data directory).
 
-$primary->safe_psql('postgres', "CREATE EXTENSION awa_bgw VERSION '0.7'");
+$primary->safe_psql('postgres', 'CREATE EXTENSION awa_bgw');
 wait_until($primary, 'primary worker leads', $state_query, 'leader');
 
 $primary->backup('base');
