@@ -6,6 +6,13 @@ DROP EXTENSION awa_bgw;
 CREATE EXTENSION awa_bgw;
 CREATE EXTENSION dblink;
 SET statement_timeout = '20s';   -- a wait on a held lock fails the test, never hangs it
+-- a second connection to this database as another role
+CREATE FUNCTION pg_temp.connect_as(p_conn text, p_role text) RETURNS text
+LANGUAGE sql AS $$
+    SELECT dblink_connect(p_conn,
+        format('host=%s port=%s dbname=%s user=%s',
+               split_part(current_setting('unix_socket_directories'), ',', 1),
+               current_setting('port'), current_database(), p_role)) $$;
 
 CREATE ROLE awa_test_tenant LOGIN;
 GRANT USAGE ON SCHEMA awa TO awa_test_tenant;
@@ -77,10 +84,7 @@ COMMIT;
 SELECT awa.enqueue('attacker', 'due', run_at => now() + interval '1 day') AS j_due \gset
 UPDATE awa.deferred_jobs SET run_at = now() - interval '1 second' WHERE job_id = :j_due;
 CREATE ROLE awa_outsider07 LOGIN;
-SELECT dblink_connect('outsider07',
-    format('host=%s port=%s dbname=%s user=awa_outsider07',
-           split_part(current_setting('unix_socket_directories'), ',', 1),
-           current_setting('port'), current_database()));
+SELECT pg_temp.connect_as('outsider07', 'awa_outsider07');
 SELECT * FROM dblink('outsider07', $q$
     SELECT count(pg_advisory_lock(hashtextextended(n, 0)))
       FROM (SELECT 'awa.enqueue:' || i FROM generate_series(1, 64) i
@@ -105,10 +109,7 @@ SELECT awa.enqueue('hq', 'rescue_me') AS j_rescue,
        awa.enqueue('hq', 'later', run_at => now() + interval '1 day') AS j_later \gset
 UPDATE awa.deferred_jobs SET run_at = now() - interval '1 second' WHERE job_id = :j_later;
 CREATE ROLE awa_outsider LOGIN;
-SELECT dblink_connect('outsider',
-    format('host=%s port=%s dbname=%s user=awa_outsider',
-           split_part(current_setting('unix_socket_directories'), ',', 1),
-           current_setting('port'), current_database()));
+SELECT pg_temp.connect_as('outsider', 'awa_outsider');
 SELECT * FROM dblink('outsider', $q$
     WITH names(n) AS (
         SELECT 'awa.queue_storage.ring_rotation:awa:' || r FROM unnest(ARRAY['queue', 'lease', 'claim']) r
