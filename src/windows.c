@@ -20,6 +20,8 @@
  *		last row
  *	awa.window_has_work(lane, claim cursor, queue slots)
  *		the same question with limit 1, as a hint read without the lane lock
+ *	awa.window_available(lane, claim cursor, queue slots)
+ *		how many a claim could take, counted without keeping any
  *
  * The callers of window_claimables hold the lane's claim lock, and their
  * statement took its snapshot after it.
@@ -59,6 +61,7 @@
 PG_FUNCTION_INFO_V1(awa_window_position);
 PG_FUNCTION_INFO_V1(awa_window_claimables);
 PG_FUNCTION_INFO_V1(awa_window_has_work);
+PG_FUNCTION_INFO_V1(awa_window_available);
 
 /* The layout of a pg_snapshot datum (utils/adt/xid8funcs.c); xip is sorted. */
 typedef struct Snap
@@ -104,7 +107,9 @@ typedef struct WinScan
 {
 	int32		lane_id;
 	int			want;			/* stop once this many are found in a child */
-	TupleDesc	out;			/* NULL: count only */
+	TupleDesc	out;			/* NULL: keys only */
+	bool		counting;		/* keep nothing, count in counted */
+	int64		counted;
 	List	   *cands;
 	List	   *opened;			/* of Opened */
 	/* the ready child being read */
@@ -268,9 +273,16 @@ attrmap_by_name(TupleDesc in, TupleDesc out)
 static void
 collect(WinScan *w, uint64 txid, int64 seq)
 {
-	Cand	   *c = palloc0(sizeof(Cand));
+	Cand	   *c;
 	int			i;
 
+	w->found_here++;
+	if (w->counting)
+	{
+		w->counted++;
+		return;
+	}
+	c = palloc0(sizeof(Cand));
 	c->txid = txid;
 	c->seq = seq;
 	c->child = w->child;
@@ -293,7 +305,6 @@ collect(WinScan *w, uint64 txid, int64 seq)
 		}
 	}
 	w->cands = lappend(w->cands, c);
-	w->found_here++;
 }
 
 /* whether the entry has a cancel tombstone in its slot's done child */
@@ -425,8 +436,9 @@ keep_best(WinScan *w)
 }
 
 /*
- * W(lo, hi) after the position (if given) over every ready child; a count-only
- * scan (w->out NULL, the hint) stops at the first child that has one.
+ * W(lo, hi) after the position (if given) over every ready child; a keys-only
+ * scan that does not count (w->out NULL, the hint) stops at the first child
+ * that has one.
  */
 static void
 scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *hi,
@@ -436,7 +448,7 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 	int			s;
 
 	w->nsp = nsp;
-	for (s = 0; s < queue_slots && (w->out != NULL || w->cands == NIL); s++)
+	for (s = 0; s < queue_slots && (w->out != NULL || w->counting || w->cands == NIL); s++)
 	{
 		Relation	ready = open_table(nsp, "ready_entries", s);
 		Opened	   *o = palloc0(sizeof(Opened));
@@ -499,7 +511,7 @@ release_unused(List *opened, List *taken)
  */
 static List *
 lane_takes(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 claim_slots,
-		   int32 queue_slots, TupleDesc out, Datum *win_lo, Datum *win_hi)
+		   int32 queue_slots, TupleDesc out, Datum *win_lo, Datum *win_hi, int64 *counted)
 {
 	Oid			nsp = awa_namespace();
 	Position	p;
@@ -513,6 +525,7 @@ lane_takes(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 cl
 	w.lane_id = lane_id;
 	w.want = limit;
 	w.out = out;
+	w.counting = counted != NULL;
 	if (p.found)
 	{
 		scan_window(&w, nsp, queue_slots, snap_of(p.lo), snap_of(p.hi), true,
@@ -538,6 +551,8 @@ lane_takes(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 cl
 		taken = list_concat(taken, w.cands);
 	}
 	release_unused(w.opened, taken);
+	if (counted != NULL)
+		*counted = w.counted;
 	return taken;
 }
 
@@ -577,7 +592,8 @@ awa_window_claimables(PG_FUNCTION_ARGS)
 	if (limit < 1)
 		return (Datum) 0;
 	taken = lane_takes(PG_GETARG_INT32(0), limit, PG_GETARG_INT32(2), PG_GETARG_INT64(3),
-					   PG_GETARG_INT32(4), PG_GETARG_INT32(5), rsinfo->setDesc, &lo, &hi);
+					   PG_GETARG_INT32(4), PG_GETARG_INT32(5), rsinfo->setDesc, &lo, &hi,
+					   NULL);
 	foreach(lc, taken)
 	{
 		Cand	   *c = lfirst(lc);
@@ -606,7 +622,26 @@ awa_window_has_work(PG_FUNCTION_ARGS)
 	Datum		hi;
 
 	PG_RETURN_BOOL(lane_takes(PG_GETARG_INT32(0), 1, PG_GETARG_INT32(1), PG_GETARG_INT64(2),
-							  PG_GETARG_INT32(3), PG_GETARG_INT32(4), NULL, &lo, &hi) != NIL);
+							  PG_GETARG_INT32(3), PG_GETARG_INT32(4), NULL, &lo, &hi,
+							  NULL) != NIL);
+}
+
+/*
+ * window_available(lane_id, claim_slot, claim_gen, claim_slots, queue_slots)
+ * RETURNS bigint: the lane's unclaimed, uncancelled committed entries (what a
+ * claim with no limit would take), counted without keeping one, so that a
+ * backlog of any size costs no memory.
+ */
+Datum
+awa_window_available(PG_FUNCTION_ARGS)
+{
+	Datum		lo;
+	Datum		hi;
+	int64		n = 0;
+
+	(void) lane_takes(PG_GETARG_INT32(0), PG_INT32_MAX, PG_GETARG_INT32(1), PG_GETARG_INT64(2),
+					  PG_GETARG_INT32(3), PG_GETARG_INT32(4), NULL, &lo, &hi, &n);
+	PG_RETURN_INT64(n);
 }
 
 /*

@@ -26,6 +26,15 @@ RETURNS TABLE (ready_slot int, ready_generation bigint, lane_id int, lane_seq bi
 LANGUAGE C STABLE STRICT ROWS 1
 AS 'MODULE_PATHNAME', 'awa_window_claimables';
 
+-- How many entries a claim of the lane with no limit would take (its available jobs),
+-- counted without keeping any.
+CREATE OR REPLACE FUNCTION awa.window_available(p_lane_id int, p_claim_slot int,
+                                                p_claim_gen bigint, p_claim_slots int,
+                                                p_queue_slots int)
+RETURNS bigint
+LANGUAGE C STABLE STRICT
+AS 'MODULE_PATHNAME', 'awa_window_available';
+
 -- A hint, read without the lane's claim lock: whether a claim would take anything.
 CREATE OR REPLACE FUNCTION awa.window_has_work(p_lane_id int, p_claim_slot int,
                                                p_claim_gen bigint, p_claim_slots int,
@@ -133,10 +142,9 @@ $$;
 CREATE OR REPLACE FUNCTION awa.lane_available(p_lane_id int) RETURNS bigint
 LANGUAGE sql STABLE
 AS $$
-    SELECT count(*)
-      FROM awa.ring_cursor('claim') c,
-           awa.window_claimables(p_lane_id, 2147483647, c.slot, c.generation,
-                                 awa.ring_slot_count('claim'), awa.ring_slot_count('queue')) w
+    SELECT awa.window_available(p_lane_id, c.slot, c.generation, awa.ring_slot_count('claim'),
+                                awa.ring_slot_count('queue'))
+      FROM awa.ring_cursor('claim') c
 $$;
 
 -- Whether the queue slot holds an unclaimed, uncancelled entry of the lane (the queue
