@@ -106,10 +106,18 @@ typedef struct AwaWorkerStatus
 	TimestampTz last_error_at;
 } AwaWorkerStatus;
 
+/* New queues being registered by transactions in progress, per database (0.9). */
+typedef struct AwaQueueRegistrations
+{
+	Oid			dboid;			/* InvalidOid: a free entry */
+	int			pending;
+} AwaQueueRegistrations;
+
 typedef struct AwaSharedState
 {
 	LWLock	   *lock;
 	AwaWorkerStatus workers[AWA_BGW_MAX_DATABASES];
+	AwaQueueRegistrations registering[AWA_BGW_MAX_DATABASES];	/* under lock */
 } AwaSharedState;
 
 /* GUCs (awa_bgw.c) */

@@ -6,25 +6,35 @@ CREATE OR REPLACE FUNCTION awa.max_queues() RETURNS int
 LANGUAGE C STABLE STRICT
 AS 'MODULE_PATHNAME', 'awa_max_queues';
 
+-- Reserves a place for a new queue until this transaction ends, and returns how many
+-- other registrations are in flight (src/registry.c; -1: not counted).
+CREATE OR REPLACE FUNCTION awa.reserve_queue_registration() RETURNS int
+LANGUAGE C VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'awa_reserve_queue_registration';
+
 -- Registers the shards of (queue, priority) unless this transaction already sees them;
 -- SECURITY DEFINER so that an application role needs no INSERT on the registry. No
 -- lock and no unique key: a concurrent first producer never waits for this one (both
 -- may register; claimers read every lane, producers the lowest of their shard). A new
--- queue beyond awa_bgw.max_queues is refused (54000); concurrent first producers of
--- different new queues may each pass the count, so the limit can be overshot by the
--- number of queues being registered at that moment.
+-- queue beyond awa_bgw.max_queues is refused (54000): the registration reserves its
+-- place first, then counts the committed queues in a later statement plus the other
+-- registrations in flight, so the limit is never overshot (docs/storage.md A.5).
 CREATE OR REPLACE FUNCTION awa.ensure_lanes(p_queue text, p_priority smallint) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     s int;
+    v_others int;
 BEGIN
     IF EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority) THEN
         RETURN;
     END IF;
-    IF NOT EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue)
-       AND (SELECT count(DISTINCT queue) FROM awa.queue_lanes) >= awa.max_queues() THEN
+    IF NOT EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue) THEN
+        v_others := greatest(awa.reserve_queue_registration(), 0);
+    END IF;
+    IF v_others IS NOT NULL
+       AND (SELECT count(DISTINCT queue) FROM awa.queue_lanes) + v_others >= awa.max_queues() THEN
         RAISE EXCEPTION 'too many queues: awa_bgw.max_queues is %', awa.max_queues()
             USING ERRCODE = 'program_limit_exceeded',
                   HINT = 'Reuse an existing queue, or raise awa_bgw.max_queues in the server '
