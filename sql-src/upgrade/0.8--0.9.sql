@@ -5,40 +5,24 @@
 -- each lane's first window holds them, in their old lane order. No lane has a window
 -- yet, so no claimed entry can be claimed again. The lane head sequences go (0.9
 -- creates nothing at run time).
--- Every table the upgrade changes, and the lane head sequences it drops, are taken
--- first, all at once, in a loop that gives everything back and tries again after a
--- lock timeout or a deadlock: under load a session holds one ring child and asks for
--- another (a C probe opens children directly), so the upgrade, taking them one by one,
--- can close a cycle with it. Each try waits longer (50 ms, doubling, at most 800 ms:
--- below the default deadlock_timeout, so the upgrade gives up before a session's
--- deadlock check would pick that session as the victim); a session it holds up waits
--- at most one try.
+-- The tables are held already (upgrade/lock-tables.sql). The lane head sequences go,
+-- each one that can be taken at once: a 0.8 claim in flight may hold one while it waits
+-- for a ring child this upgrade holds, and waiting for it would close a cycle; one
+-- left behind is never read by 0.9 (it is not an extension member: DROP it later).
+-- Every one in schema awa: a DROP EXTENSION of an earlier install left its own behind.
 DO $$
 DECLARE
     v_saved text := current_setting('lock_timeout');
-    v_give_up timestamptz := clock_timestamp() + interval '10 minutes';
     v_seq regclass;
-    v_wait int := 50;
 BEGIN
-    LOOP
-        PERFORM set_config('lock_timeout', v_wait || 'ms', true);
+    PERFORM set_config('lock_timeout', '10ms', true);
+    FOR v_seq IN SELECT c.oid::regclass FROM pg_class c
+                  WHERE c.relnamespace = 'awa'::regnamespace AND c.relkind = 'S'
+                    AND c.relname ~ '^lane_[0-9]+_head$' LOOP
         BEGIN
-            LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
-                       awa.lease_claim_closures, awa.leases, awa.queue_lanes
-                IN ACCESS EXCLUSIVE MODE;
-            -- the head sequences (never extension members, so a DROP EXTENSION of an
-            -- earlier install left its own behind: every one in schema awa)
-            FOR v_seq IN SELECT c.oid::regclass FROM pg_class c
-                          WHERE c.relnamespace = 'awa'::regnamespace AND c.relkind = 'S'
-                            AND c.relname ~ '^lane_[0-9]+_head$' LOOP
-                EXECUTE format('DROP SEQUENCE %s', v_seq);
-            END LOOP;
-            EXIT;
+            EXECUTE format('DROP SEQUENCE %s', v_seq);
         EXCEPTION WHEN lock_not_available OR deadlock_detected THEN
-            IF clock_timestamp() > v_give_up THEN
-                RAISE;
-            END IF;
-            v_wait := least(v_wait * 2, 800);
+            RAISE NOTICE 'awa_bgw: % is in use and was left; 0.9 does not read it', v_seq;
         END;
     END LOOP;
     PERFORM set_config('lock_timeout', v_saved, true);
