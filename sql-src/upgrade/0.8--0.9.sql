@@ -3,10 +3,10 @@
 -- jobs live on in their receipts, which carry their bodies); the entries left are
 -- every job still waiting, which 0.9 reads as committed before any snapshot (txid 0):
 -- each lane's first window holds them, in their old lane order. No lane has a window
--- yet, so no claimed entry can be claimed again. The lane head sequences go (0.9
--- creates nothing at run time).
--- The tables are held already (upgrade/lock-tables.sql). The lane head sequences go,
--- each one that can be taken at once: a 0.8 claim in flight may hold one while it waits
+-- yet, so no claimed entry can be claimed again.
+--
+-- The tables are held already (upgrade/lock-tables.sql). The lane head sequences go
+-- (0.9 creates nothing at run time), each one that can be taken at once: a 0.8 claim in flight may hold one while it waits
 -- for a ring child this upgrade holds, and waiting for it would close a cycle; one
 -- left behind is never read by 0.9 (it is not an extension member: DROP it later).
 -- Every one in schema awa: a DROP EXTENSION of an earlier install left its own behind.
