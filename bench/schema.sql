@@ -3,8 +3,8 @@
 -- every attempt they claim and complete, so a run can be checked for exactly-once completion.
 CREATE SCHEMA IF NOT EXISTS bench;
 CREATE TABLE IF NOT EXISTS bench.enqueued (job_id bigint NOT NULL);
-CREATE TABLE IF NOT EXISTS bench.claimed (job_id bigint NOT NULL, run_lease int NOT NULL);
-CREATE TABLE IF NOT EXISTS bench.completed (job_id bigint NOT NULL, run_lease int NOT NULL);
+CREATE TABLE IF NOT EXISTS bench.claimed (job_id bigint NOT NULL, run_lease bigint NOT NULL);
+CREATE TABLE IF NOT EXISTS bench.completed (job_id bigint NOT NULL, run_lease bigint NOT NULL);
 SELECT awa.register_queue('bench');
 
 -- Logging the ids costs an insert per step; it is on only where a run is checked
@@ -38,7 +38,7 @@ END $$;
 CREATE OR REPLACE PROCEDURE bench.consume(n int) LANGUAGE plpgsql AS $$
 DECLARE
     ids bigint[];
-    leases int[];
+    leases bigint[];
 BEGIN
     IF bench.logging() THEN
         WITH c AS (SELECT job_id, run_lease FROM awa.claim('bench', n)),

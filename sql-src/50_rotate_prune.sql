@@ -157,8 +157,11 @@ AS $$
 DECLARE
     v_cur record;
     v_jobs bigint[] := '{}';
-    v_leases int[] := '{}';
+    v_leases bigint[] := '{}';
+    v_pos_jobs bigint[] := '{}';
+    v_pos_leases bigint[] := '{}';
     v_cols text;
+    v_exprs text;
     r record;
 BEGIN
     IF p_ring = 'queue' THEN
@@ -193,18 +196,32 @@ BEGIN
             END IF;
             v_jobs := v_jobs || r.job_id;
             v_leases := v_leases || r.run_lease;
+            IF r.pos THEN
+                v_pos_jobs := v_pos_jobs || r.job_id;
+                v_pos_leases := v_pos_leases || r.run_lease;
+            END IF;
         END LOOP;
-        -- every column but the slot and generation, whatever this version's receipts carry
-        SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO v_cols
+        -- every column but the slot and generation, whatever this version's receipts
+        -- carry; a 0.9 window (win_lo, win_hi) only on the lane's position: an open
+        -- receipt that once was a position, carried into the current slot with its
+        -- window, would read as the lane's position there (newer than the real one in
+        -- a slot between), and what was claimed after it would be claimed again
+        SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum),
+               string_agg(CASE WHEN a.attname IN ('win_lo', 'win_hi')
+                               THEN format('CASE WHEN (job_id, run_lease) IN '
+                                           '(SELECT * FROM unnest($5, $6)) THEN %I END',
+                                           a.attname)
+                               ELSE quote_ident(a.attname) END, ', ' ORDER BY a.attnum)
+          INTO v_cols, v_exprs
           FROM pg_attribute a
          WHERE a.attrelid = 'awa.lease_claims'::regclass AND a.attnum > 0
            AND NOT a.attisdropped AND a.attname NOT IN ('claim_slot', 'claim_generation');
         EXECUTE format(
             'INSERT INTO awa.lease_claims (claim_slot, claim_generation, %1$s) '
-            'SELECT $1, $2, %1$s FROM awa.%2$I '
+            'SELECT $1, $2, %2$s FROM awa.%3$I '
             ' WHERE (job_id, run_lease) IN (SELECT * FROM unnest($3, $4))',
-            v_cols, 'lease_claims_' || p_slot)
-          USING v_cur.slot, v_cur.generation, v_jobs, v_leases;
+            v_cols, v_exprs, 'lease_claims_' || p_slot)
+          USING v_cur.slot, v_cur.generation, v_jobs, v_leases, v_pos_jobs, v_pos_leases;
         EXECUTE format(
             'INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id, '
             '       run_lease, outcome, closed_at) '

@@ -249,3 +249,9 @@ AS $$
     SELECT EXISTS (SELECT 1 FROM awa.ready_entries r
                     WHERE r.lane_id = p_lane_id AND r.lane_seq <= p_top)
 $$;
+
+-- The attempt number of a receipt: its run_lease before 0.9 (0.9/71_claim.sql: the
+-- attempt column, run_lease being the attempt's token).
+CREATE OR REPLACE FUNCTION awa.receipt_attempt(p_receipt awa.lease_claims) RETURNS int
+LANGUAGE sql IMMUTABLE
+AS $$ SELECT p_receipt.run_lease $$;

@@ -1,12 +1,14 @@
 -- After the claim (docs/storage.md §5): complete, fail, heartbeat, cancel. Every call
 -- carries (job_id, run_lease) and first takes that attempt's lock; a call whose
--- attempt is already closed (completed, rescued, cancelled) changes nothing and
--- returns false.
+-- attempt is already closed (completed, rescued, cancelled), or whose run_lease names
+-- no attempt, changes nothing and returns false. run_lease is a bigint: in 0.9 the
+-- random token the claim drew (§A.6), before it the attempt number; the attempt number
+-- of a receipt is awa.receipt_attempt (71_claim.sql).
 
 -- Every part immutable (explicit casts, text || text), so that the planner inlines it:
 -- text || bigint is only stable, and an immutable SQL function whose body is not cannot
 -- be inlined, which made every call plan the body afresh (~80 us a call).
-CREATE OR REPLACE FUNCTION awa.attempt_lock_key(p_job_id bigint, p_run_lease int) RETURNS bigint
+CREATE OR REPLACE FUNCTION awa.attempt_lock_key(p_job_id bigint, p_run_lease bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT hashtextextended('awa.attempt:' || p_job_id::text || ':' || p_run_lease::text, 0) $$;
 
@@ -15,7 +17,7 @@ AS $$ SELECT hashtextextended('awa.attempt:' || p_job_id::text || ':' || p_run_l
 -- from p_claim_slot backwards by (job_id, run_lease), each by name, while an attempt
 -- is still unfound), returned when that child holds no closure of it. The caller holds
 -- the attempts' locks (prune cannot move them) and passes the claim cursor.
-CREATE OR REPLACE FUNCTION awa.open_receipts_at(p_job_ids bigint[], p_run_leases int[],
+CREATE OR REPLACE FUNCTION awa.open_receipts_at(p_job_ids bigint[], p_run_leases bigint[],
                                                 p_claim_slot int, p_claim_gen bigint,
                                                 p_claim_slots int)
 RETURNS SETOF awa.lease_claims
@@ -24,7 +26,7 @@ AS 'MODULE_PATHNAME', 'awa_open_receipts_at';
 
 -- The attempt's receipt if it is still open (no closure), probing claim children from
 -- the current slot backwards; the caller holds the attempt lock.
-CREATE OR REPLACE FUNCTION awa.open_receipt(p_job_id bigint, p_run_lease int)
+CREATE OR REPLACE FUNCTION awa.open_receipt(p_job_id bigint, p_run_lease bigint)
 RETURNS SETOF awa.lease_claims
 LANGUAGE sql STABLE
 AS $$
@@ -34,7 +36,8 @@ AS $$
 $$;
 
 -- Closes open attempts: a closure in each receipt's claim slot and, for a terminal
--- outcome (p_state not NULL), its done entry in the current queue slot. The one place
+-- outcome (p_state not NULL), its done entry in the current queue slot (a done entry's
+-- run_lease is the attempt number: 0 for a job cancelled before any claim). The one place
 -- that writes closures and outcomes (complete, complete_batch, fail, rescue, cancel).
 -- The caller holds the attempts' locks.
 CREATE OR REPLACE FUNCTION awa.close_attempts(p_receipts awa.lease_claims[], p_outcome text,
@@ -51,14 +54,14 @@ BEGIN
         INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
                                       lane_id, lane_seq, queue, priority, kind, state,
                                       error, created_at)
-        SELECT k.slot, k.generation, c.job_id, c.run_lease, c.lane_id, c.lane_seq,
+        SELECT k.slot, k.generation, c.job_id, awa.receipt_attempt(c), c.lane_id, c.lane_seq,
                c.queue, c.priority, c.kind, p_state, p_error, c.created_at
           FROM awa.ring_cursor('queue') k, unnest(p_receipts) c;
     END IF;
 END
 $$;
 
-CREATE OR REPLACE FUNCTION awa.complete(job_id bigint, run_lease int) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa.complete(job_id bigint, run_lease bigint) RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -78,7 +81,7 @@ $$;
 
 -- The still-open receipts of a set of attempts (open_receipts_at at the current claim
 -- cursor). The caller holds the attempts' locks.
-CREATE OR REPLACE FUNCTION awa.open_receipts(p_job_ids bigint[], p_run_leases int[])
+CREATE OR REPLACE FUNCTION awa.open_receipts(p_job_ids bigint[], p_run_leases bigint[])
 RETURNS awa.lease_claims[]
 LANGUAGE sql STABLE
 AS $$
@@ -90,8 +93,8 @@ $$;
 
 -- Completes many attempts in one round trip (locks taken in key order); returns the
 -- attempts it completed.
-CREATE OR REPLACE FUNCTION awa.complete_batch(job_ids bigint[], run_leases int[])
-RETURNS TABLE (job_id bigint, run_lease int)
+CREATE OR REPLACE FUNCTION awa.complete_batch(job_ids bigint[], run_leases bigint[])
+RETURNS TABLE (job_id bigint, run_lease bigint)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -117,7 +120,7 @@ BEGIN
     -- receipt is in exactly one slot; the attempt locks keep prune from moving it)
     v_open := awa.open_receipts(job_ids, run_leases);
     PERFORM awa.close_attempts(v_open, 'completed', 'completed', NULL);
-    RETURN QUERY SELECT c.job_id, c.run_lease FROM unnest(v_open) c ORDER BY 1, 2;
+    RETURN QUERY SELECT c.job_id, c.run_lease::bigint FROM unnest(v_open) c ORDER BY 1, 2;
 END
 $$;
 
@@ -133,29 +136,31 @@ CREATE OR REPLACE FUNCTION awa.fail_attempt(p_receipt awa.lease_claims, p_outcom
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 AS $$
+DECLARE
+    v_attempt int := awa.receipt_attempt(p_receipt);
 BEGIN
-    IF p_receipt.run_lease < p_receipt.max_attempts THEN
+    IF v_attempt < p_receipt.max_attempts THEN
         PERFORM awa.close_attempts(ARRAY[p_receipt], CASE WHEN p_outcome = 'failed'
                                                           THEN 'retried' ELSE p_outcome END,
                                    NULL, NULL);
         PERFORM awa.enqueue_jobs(p_receipt.queue, ARRAY[ROW(1, p_receipt.job_id,
             p_receipt.kind, p_receipt.args, p_receipt.priority,
-            now() + coalesce(p_retry_in, awa.retry_backoff(p_receipt.run_lease)),
-            p_receipt.run_lease + 1, p_receipt.max_attempts,
+            now() + coalesce(p_retry_in, awa.retry_backoff(v_attempt)),
+            v_attempt + 1, p_receipt.max_attempts,
             p_receipt.created_at, p_error)::awa.new_job]);
     ELSE
         PERFORM awa.close_attempts(ARRAY[p_receipt], p_outcome, 'failed', p_error);
         INSERT INTO awa.failed_jobs (job_id, queue, priority, kind, args, attempts,
                                      max_attempts, error, created_at)
         VALUES (p_receipt.job_id, p_receipt.queue, p_receipt.priority, p_receipt.kind,
-                p_receipt.args, p_receipt.run_lease, p_receipt.max_attempts, p_error,
+                p_receipt.args, v_attempt, p_receipt.max_attempts, p_error,
                 p_receipt.created_at)
         ON CONFLICT (job_id) DO NOTHING;
     END IF;
 END
 $$;
 
-CREATE OR REPLACE FUNCTION awa.fail(job_id bigint, run_lease int, error text,
+CREATE OR REPLACE FUNCTION awa.fail(job_id bigint, run_lease bigint, error text,
                          retry_in interval DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -181,7 +186,7 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION awa.heartbeat(job_id bigint, run_lease int, progress jsonb DEFAULT NULL)
+CREATE OR REPLACE FUNCTION awa.heartbeat(job_id bigint, run_lease bigint, progress jsonb DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

@@ -11,7 +11,7 @@ GRANT EXECUTE ON FUNCTION awa.semver_rank(text), awa.ring_authority_min_flip_ver
 --   GRANT USAGE ON SCHEMA awa TO app;
 --   GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int),
 --       awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval),
---       awa.complete(bigint, int), awa.complete_batch(bigint[], int[]),
---       awa.fail(bigint, int, text, interval), awa.heartbeat(bigint, int, jsonb),
+--       awa.complete(bigint, bigint), awa.complete_batch(bigint[], bigint[]),
+--       awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),
 --       awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, smallint) TO app;
 -- and the role can do nothing else here.

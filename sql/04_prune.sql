@@ -20,6 +20,12 @@ BEGIN
 END $$;
 DROP EXTENSION awa_bgw;
 CREATE EXTENSION awa_bgw;
+-- the token (run_lease) a claim drew for a job's attempt, closed or not, while its
+-- receipt is in the claim ring
+CREATE FUNCTION pg_temp.lease(p_job bigint, p_attempt int DEFAULT 1) RETURNS bigint
+LANGUAGE sql AS $$
+    SELECT max(run_lease) FROM awa.lease_claims WHERE job_id = p_job AND attempt = p_attempt
+$$;
 
 -- the oldest sealed slot is derived from the cursor: none at generation 0, the slot
 -- after the cursor once the ring is full
@@ -35,7 +41,7 @@ SELECT outcome FROM awa.rotate('awa', 'queue');
 CREATE TEMP TABLE fn AS SELECT 'before' AS at, pg_relation_filenode('awa.ready_entries_0') AS filenode;
 SELECT * FROM awa.prune('awa', 'queue');
 -- claiming two is not enough; cancelling the third is
-SELECT job_id, run_lease FROM awa.claim('q', 2);
+SELECT job_id, run_lease >= 2^62 AS token, attempt FROM awa.claim('q', 2);
 SELECT * FROM awa.prune('awa', 'queue');
 SELECT awa.cancel(3);
 SELECT * FROM awa.prune('awa', 'queue');
@@ -53,8 +59,10 @@ SELECT at, filenode = lag(filenode) OVER (ORDER BY ord) AS same_as_previous
 
 -- the claimed jobs still run (their receipts carry them): one completes, one fails and
 -- is retried later; the outcome lands in the current slot (1)
-SELECT awa.heartbeat(1, 1, '{"step": 1}') AS hb, awa.complete(1, 1) AS done,
-       awa.fail(2, 1, 'gave up', NULL) AS retried;
+SELECT pg_temp.lease(2) AS stale_lease \gset
+SELECT awa.heartbeat(1, pg_temp.lease(1), '{"step": 1}') AS hb,
+       awa.complete(1, pg_temp.lease(1)) AS done,
+       awa.fail(2, pg_temp.lease(2), 'gave up', NULL) AS retried;
 SELECT * FROM awa.queue_counts('q');
 -- turn the queue ring a whole wrap: slot 1 (the outcomes) is pruned into deltas, and
 -- the counts do not move
@@ -68,16 +76,18 @@ SELECT * FROM awa.queue_counts('q');
 -- receipt is open while the claim ring turns past its slot: carried forward, never lost
 UPDATE awa.deferred_jobs SET run_at = now() - interval '1 s';
 SELECT * FROM awa.promote_deferred('awa');
-SELECT job_id, run_lease, attempt FROM awa.claim('q');
+SELECT job_id, run_lease >= 2^62 AS token, attempt FROM awa.claim('q');
 SELECT * FROM awa.ring_cursor('claim');
-SELECT awa.heartbeat(2, 2) AS hb;
+SELECT pg_temp.lease(2, 2) AS live_lease \gset
+SELECT awa.heartbeat(2, :live_lease) AS hb;
 SELECT pg_temp.turn('claim', 10);
 SELECT pg_temp.turn('lease', 10);
-SELECT claim_slot, job_id, run_lease FROM awa.lease_claims ORDER BY claim_generation;
-SELECT lease_slot, job_id, run_lease FROM awa.leases;
+SELECT claim_slot, job_id, attempt, run_lease = :live_lease AS live FROM awa.lease_claims ORDER BY claim_generation;
+SELECT lease_slot, job_id, run_lease = :live_lease AS live FROM awa.leases;
 SELECT * FROM awa.ring_cursor('claim');
 -- the carried attempt is still the live one: it completes, and a stale lease is refused
-SELECT awa.complete(2, 1) AS stale, awa.complete(2, 2) AS done;
+SELECT awa.complete(2, :stale_lease) AS stale, awa.complete(2, 2) AS attempt_number,
+       awa.complete(2, :live_lease) AS done;
 SELECT * FROM awa.queue_counts('q');
 -- closed now: the next turns drop it and the claim and lease rings fall idle
 SELECT pg_temp.turn('claim', 10);

@@ -1,6 +1,12 @@
 -- The job API: happy paths, ordering, stale leases, retries, cancel, bad input.
 DROP EXTENSION awa_bgw;
 CREATE EXTENSION awa_bgw;
+-- the token (run_lease) a claim drew for a job's attempt, closed or not, while its
+-- receipt is in the claim ring
+CREATE FUNCTION pg_temp.lease(p_job bigint, p_attempt int DEFAULT 1) RETURNS bigint
+LANGUAGE sql AS $$
+    SELECT max(run_lease) FROM awa.lease_claims WHERE job_id = p_job AND attempt = p_attempt
+$$;
 
 -- priority 0 first, FIFO within a priority
 SELECT awa.enqueue('mail', 'send', '{"n": 1}', 5::smallint) AS p5_first;
@@ -8,7 +14,7 @@ SELECT awa.enqueue('mail', 'send', '{"n": 2}') AS p0_first;
 SELECT awa.enqueue('mail', 'send', '{"n": 3}', 5::smallint) AS p5_second;
 SELECT awa.enqueue('mail', 'send', '{"n": 4}') AS p0_second;
 SELECT * FROM awa.queue_counts('mail');
-SELECT job_id, run_lease, queue, kind, args, priority, attempt, max_attempts,
+SELECT job_id, run_lease >= 2^62 AS token, queue, kind, args, priority, attempt, max_attempts,
        deadline_at - claimed_at AS deadline
   FROM awa.claim('mail', 3);
 SELECT job_id, args, deadline_at FROM awa.claim('mail', 5, NULL);   -- no deadline
@@ -21,33 +27,47 @@ SELECT count(*) FROM awa.claim('no such queue');
 SELECT pg_current_xact_id_if_assigned() IS NULL AS wrote_nothing;
 COMMIT;
 
--- complete once; a second complete, or one with the wrong lease, changes nothing
-SELECT awa.complete(2, 1) AS first, awa.complete(2, 1) AS again, awa.complete(4, 7) AS wrong_lease;
-SELECT * FROM awa.complete_batch(ARRAY[4, 1, 3, 2], ARRAY[1, 1, 1, 1]) ORDER BY job_id;
+-- every attempt has its own token, 62 random bits
+SELECT count(DISTINCT run_lease) AS tokens, bool_and(run_lease >= 2^62) AS all_high
+  FROM awa.lease_claims;
+-- complete once; a second complete, or one with the wrong lease (another attempt's
+-- token, the attempt number, a neighbour of the token), changes nothing
+SELECT awa.complete(2, pg_temp.lease(2)) AS first, awa.complete(2, pg_temp.lease(2)) AS again,
+       awa.complete(4, pg_temp.lease(1)) AS other_token, awa.complete(4, 1) AS attempt_number,
+       awa.complete(4, pg_temp.lease(4) + 1) AS neighbour;
+SELECT job_id, run_lease = pg_temp.lease(job_id) AS its_token
+  FROM awa.complete_batch(ARRAY[4, 1, 3, 2, 3],
+                          ARRAY[pg_temp.lease(4), pg_temp.lease(1), pg_temp.lease(3),
+                                pg_temp.lease(2), 1]) ORDER BY job_id;
 SELECT * FROM awa.queue_counts('mail');
 
 -- fail: retried with backoff until max_attempts, then failed_jobs
 SELECT awa.enqueue('retry', 'flaky', max_attempts => 2) AS flaky;
 SELECT job_id, attempt FROM awa.claim('retry');
-SELECT awa.fail(5, 1, 'first try failed') AS failed_once;
+SELECT awa.fail(5, 1, 'wrong token') AS wrong_token;
+SELECT pg_temp.lease(5) AS first_lease \gset
+SELECT awa.fail(5, :first_lease, 'first try failed') AS failed_once;
 SELECT job_id, attempt, max_attempts, last_error, run_at > now() AS later
   FROM awa.deferred_jobs;
 SELECT * FROM awa.queue_counts('retry');
-SELECT awa.fail(5, 1, 'late stale call') AS stale;     -- that attempt is closed
+SELECT awa.fail(5, :first_lease, 'late stale call') AS stale;     -- that attempt is closed
 UPDATE awa.deferred_jobs SET run_at = now();
 SELECT * FROM awa.promote_deferred('awa');
 SELECT job_id, attempt FROM awa.claim('retry');
-SELECT awa.heartbeat(5, 2, '{"pct": 50}') AS hb;
-SELECT awa.fail(5, 2, 'second try failed', '0 s') AS failed_twice;
+SELECT awa.heartbeat(5, 2, '{"pct": 50}') AS wrong_token_hb,
+       awa.heartbeat(5, :first_lease, '{"pct": 50}') AS stale_hb;
+SELECT count(*) AS heartbeats FROM awa.leases;
+SELECT awa.heartbeat(5, pg_temp.lease(5, 2), '{"pct": 50}') AS hb;
+SELECT awa.fail(5, pg_temp.lease(5, 2), 'second try failed', '0 s') AS failed_twice;
 SELECT job_id, queue, kind, attempts, max_attempts, error FROM awa.failed_jobs;
 SELECT * FROM awa.queue_counts('retry');
 SELECT job_id, state, attempt, error FROM awa.terminal_jobs WHERE queue = 'retry';
 -- retry_in = 0 makes the retry claimable at once
 SELECT awa.enqueue('retry', 'again') AS again;
 SELECT job_id, attempt FROM awa.claim('retry');
-SELECT awa.fail(6, 1, 'once more', '0 s');
+SELECT awa.fail(6, pg_temp.lease(6), 'once more', '0 s');
 SELECT job_id, attempt FROM awa.claim('retry');
-SELECT awa.complete(6, 2);
+SELECT awa.complete(6, pg_temp.lease(6, 2));
 
 -- cancel: scheduled, available, running, finished, unknown
 SELECT awa.enqueue('c', 'later', run_at => now() + interval '1 hour') AS scheduled,
@@ -58,7 +78,7 @@ SELECT job_id FROM awa.claim('c', 1);            -- takes job 8 (FIFO)
 SELECT awa.cancel(7) AS scheduled, awa.cancel(9) AS available, awa.cancel(8) AS running,
        awa.cancel(8) AS again, awa.cancel(6) AS finished, awa.cancel(12345) AS unknown;
 SELECT count(*) AS claimable FROM awa.claim('c', 10);
-SELECT awa.complete(8, 1) AS after_cancel;
+SELECT awa.complete(8, pg_temp.lease(8)) AS after_cancel;
 SELECT * FROM awa.queue_counts('c');
 SELECT job_id, state FROM awa.terminal_jobs WHERE queue = 'c' ORDER BY job_id;
 
@@ -113,9 +133,10 @@ SELECT job_id FROM awa.claim('batch', 1);
 SELECT outcome, slot FROM awa.rotate('awa', 'claim');
 SELECT job_id FROM awa.claim('batch', 1);
 SELECT claim_slot, job_id FROM awa.lease_claims WHERE queue = 'batch' ORDER BY job_id;
-SELECT * FROM awa.complete_batch(
+SELECT job_id, run_lease = pg_temp.lease(job_id) AS its_token FROM awa.complete_batch(
     (SELECT array_agg(job_id ORDER BY job_id) || ARRAY[424242::bigint, min(job_id)]
        FROM awa.lease_claims WHERE queue = 'batch'),
-    ARRAY[1, 1, 1, 1]);
+    (SELECT array_agg(run_lease ORDER BY job_id) || ARRAY[1::bigint, min(run_lease)]
+       FROM awa.lease_claims WHERE queue = 'batch'));
 SELECT * FROM awa.queue_counts('batch');
 

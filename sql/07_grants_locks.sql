@@ -7,16 +7,19 @@ CREATE ROLE awa_test_app LOGIN;
 GRANT USAGE ON SCHEMA awa TO awa_test_app;
 GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int),
     awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval),
-    awa.complete(bigint, int), awa.complete_batch(bigint[], int[]),
-    awa.fail(bigint, int, text, interval), awa.heartbeat(bigint, int, jsonb),
+    awa.complete(bigint, bigint), awa.complete_batch(bigint[], bigint[]),
+    awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),
     awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, smallint) TO awa_test_app;
 
 SET ROLE awa_test_app;
 SELECT awa.enqueue('app', 'work') AS id;
 SELECT * FROM awa.enqueue_batch('app', '[{"kind": "w2"}, {"kind": "w3"}]');
-SELECT job_id, run_lease FROM awa.claim('app', 2);
-SELECT awa.heartbeat(1, 1) AS hb, awa.complete(1, 1) AS done, awa.fail(2, 1, 'no', '0 s') AS failed,
-       awa.cancel(3) AS cancelled;
+SELECT max(run_lease) FILTER (WHERE job_id = 1) AS lease1,
+       max(run_lease) FILTER (WHERE job_id = 2) AS lease2, count(*) AS claimed
+  FROM awa.claim('app', 2) \gset
+SELECT :claimed AS claimed;
+SELECT awa.heartbeat(1, :lease1) AS hb, awa.complete(1, :lease1) AS done,
+       awa.fail(2, :lease2, 'no', '0 s') AS failed, awa.cancel(3) AS cancelled;
 SELECT * FROM awa.queue_counts('app');
 -- ... and nothing else
 SELECT sqlstate_of($$SELECT * FROM awa.rotate('awa', 'queue')$$);
@@ -42,8 +45,9 @@ SELECT c.relname, l.mode
  ORDER BY 1, 2;
 COMMIT;
 -- and a complete
+SELECT run_lease AS lease4 FROM awa.lease_claims WHERE job_id = 4 \gset
 BEGIN;
-SELECT awa.complete(4, 1);
+SELECT awa.complete(4, :lease4);
 SELECT c.relname, l.mode
   FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
  WHERE l.pid = pg_backend_pid() AND c.relnamespace = 'awa'::regnamespace

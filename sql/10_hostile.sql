@@ -17,8 +17,8 @@ LANGUAGE sql AS $$
 CREATE ROLE awa_test_tenant LOGIN;
 GRANT USAGE ON SCHEMA awa TO awa_test_tenant;
 GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int),
-    awa.claim(text, int, interval), awa.complete(bigint, int),
-    awa.heartbeat(bigint, int, jsonb), awa.fail(bigint, int, text, interval)
+    awa.claim(text, int, interval), awa.complete(bigint, bigint),
+    awa.heartbeat(bigint, bigint, jsonb), awa.fail(bigint, bigint, text, interval)
     TO awa_test_tenant;
 
 -- 1. Payload caps: args, heartbeat progress, error text; 54000, nothing written.
@@ -138,9 +138,14 @@ SELECT awa.enqueue('hq_new_queue', 'first') > 0 AS new_queue_enqueued;
 SELECT kind FROM awa.claim('hq', 1, interval '1 microsecond');
 SELECT kind FROM awa.claim('hq', 3) ORDER BY job_id;
 SELECT kind FROM awa.claim('hq_new_queue');
-SELECT awa.heartbeat(:j_complete, 1) AS beat, awa.complete(:j_complete, 1) AS completed,
-       awa.fail(:j_fail, 1, 'boom', '0 s') AS failed;
-SELECT * FROM awa.complete_batch(ARRAY[:j_batch]::bigint[], ARRAY[1]);
+SELECT max(run_lease) FILTER (WHERE job_id = :j_complete) AS l_complete,
+       max(run_lease) FILTER (WHERE job_id = :j_fail) AS l_fail,
+       max(run_lease) FILTER (WHERE job_id = :j_batch) AS l_batch
+  FROM awa.lease_claims \gset
+SELECT awa.heartbeat(:j_complete, :l_complete) AS beat,
+       awa.complete(:j_complete, :l_complete) AS completed,
+       awa.fail(:j_fail, :l_fail, 'boom', '0 s') AS failed;
+SELECT job_id FROM awa.complete_batch(ARRAY[:j_batch]::bigint[], ARRAY[:l_batch]::bigint[]);
 SELECT awa.cancel(:j_cancel) AS cancelled_available,
        awa.cancel(job_id) AS cancelled_running
   FROM awa.lease_claims WHERE kind = 'first';
@@ -165,6 +170,25 @@ SET ROLE awa_test_tenant;
 SELECT sqlstate_of($$SELECT awa.private_xact_lock(1)$$);
 SELECT sqlstate_of($$SELECT awa.private_try_xact_lock_for(1, 10)$$);
 RESET ROLE;
+
+-- 5. A tenant granted the API who knows another worker's job id cannot end, fail or
+-- heartbeat its attempt: it cannot guess the token (the attempt numbers, 0, -1 and the
+-- largest bigint name nothing): its guesses change nothing.
+SELECT awa.enqueue('victim', 'theirs') AS j_victim \gset
+SELECT run_lease AS l_victim FROM awa.claim('victim') \gset
+GRANT EXECUTE ON FUNCTION awa.complete(bigint, bigint), awa.heartbeat(bigint, bigint, jsonb),
+    awa.fail(bigint, bigint, text, interval) TO awa_test_tenant;
+SET ROLE awa_test_tenant;
+SELECT g AS guess, awa.complete(:j_victim, g) AS completed,
+       awa.fail(:j_victim, g, 'stolen', '0 s') AS failed,
+       awa.heartbeat(:j_victim, g) AS beat
+  FROM unnest(ARRAY[1, 2, 3, 0, -1, 9223372036854775807]::bigint[]) g;
+RESET ROLE;
+SELECT count(*) AS heartbeats, (SELECT count(*) FROM awa.lease_claim_closures
+                                 WHERE job_id = :j_victim) AS closures
+  FROM awa.leases WHERE job_id = :j_victim;
+SELECT * FROM awa.queue_counts('victim');
+SELECT awa.complete(:j_victim, :l_victim) AS owner_completes;
 
 SELECT dblink_disconnect('outsider');
 DROP ROLE awa_outsider;

@@ -103,15 +103,36 @@ SELECT job_id, kind FROM awa.claim('u', 3) ORDER BY job_id;
 SELECT awa.complete(1, 1) AS completed, awa.fail(3, 1, 'gave up') AS failed,
        awa.cancel(5) AS cancelled;
 SELECT * FROM awa.queue_counts('u');
+-- a database installed by a release whose API took run_lease int (here made by hand):
+-- the upgrade gives the old forms' grants to the bigint forms and drops them
+CREATE ROLE awa_test_old_app;
+CREATE FUNCTION awa.complete(job_id bigint, run_lease int) RETURNS boolean
+LANGUAGE sql AS 'SELECT false';
+CREATE FUNCTION awa.heartbeat(job_id bigint, run_lease int, progress jsonb) RETURNS boolean
+LANGUAGE sql AS 'SELECT false';
+GRANT EXECUTE ON FUNCTION awa.complete(bigint, int), awa.heartbeat(bigint, int, jsonb)
+    TO awa_test_old_app;
 ALTER EXTENSION awa_bgw UPDATE TO '0.9';
 SELECT extversion FROM pg_extension WHERE extname = 'awa_bgw';
+SELECT to_regprocedure('awa.complete(bigint, int)') AS old_complete,
+       to_regprocedure('awa.heartbeat(bigint, int, jsonb)') AS old_heartbeat,
+       has_function_privilege('awa_test_old_app', 'awa.complete(bigint, bigint)', 'EXECUTE')
+           AS complete_granted,
+       has_function_privilege('awa_test_old_app', 'awa.heartbeat(bigint, bigint, jsonb)',
+                              'EXECUTE') AS heartbeat_granted,
+       has_function_privilege('awa_test_old_app', 'awa.fail(bigint, bigint, text, interval)',
+                              'EXECUTE') AS fail_not_granted;
+DROP OWNED BY awa_test_old_app;
+DROP ROLE awa_test_old_app;
+-- receipts of attempts running across the upgrade keep their attempt number as token
+SELECT job_id, run_lease, attempt FROM awa.lease_claims ORDER BY job_id;
 SELECT * FROM awa.queue_counts('u');
 SELECT count(*) AS head_sequences FROM pg_class
  WHERE relnamespace = 'awa'::regnamespace AND relname ~ '^lane_[0-9]+_head$';
 -- the retry of job 3 was enqueued under 0.8 with a backoff: due now
 UPDATE awa.deferred_jobs SET run_at = now() WHERE job_id = 3;
 SELECT promoted FROM awa.promote_deferred('awa');
-SELECT job_id, kind, attempt FROM awa.claim('u', 10) ORDER BY job_id;
+SELECT job_id, kind, attempt, run_lease >= 2^62 AS token FROM awa.claim('u', 10) ORDER BY job_id;
 SELECT count(*) AS claimed_again FROM awa.claim('u', 10);
 SELECT awa.complete(2, 1) AS running_completes;
 SELECT * FROM awa.queue_counts('u');

@@ -77,7 +77,7 @@ PG_FUNCTION_INFO_V1(awa_lane_has_work);
 typedef struct Attempt
 {
 	int64		job_id;
-	int32		run_lease;
+	int64		run_lease;
 	bool		found;
 } Attempt;
 
@@ -353,8 +353,11 @@ awa_ring_cursor_ledger(PG_FUNCTION_ARGS)
 }
 
 /*
- * The lane's newest receipt: claim children from the current slot backwards,
- * each read backwards on (lane_id, lane_seq), stopping at the first hit.
+ * The lane's newest receipt: the largest lane_seq of the lane in any live
+ * claim child (each child read backwards on (lane_id, lane_seq)). Every child
+ * is read: an open receipt carried forward out of the oldest slot lands in
+ * the current one, above the slot that holds the lane's position, so the
+ * first receipt found from the current slot backwards may be an older one.
  * Returns false (no position) when the lane was never claimed from.
  */
 static bool
@@ -362,6 +365,7 @@ lane_position(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32 n
 			  int64 *lane_seq, int64 *ready_gen)
 {
 	static const char *const cols[] = {"lane_id", "lane_seq"};
+	bool		any = false;
 	int64		k;
 
 	for (k = 0; k <= Min(claim_gen, (int64) nslots - 1); k++)
@@ -369,24 +373,26 @@ lane_position(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32 n
 		Relation	heap = open_table(nsp, "lease_claims", ring_slot(claim_slot, k, nslots));
 		ChildScan	cs;
 		ScanKeyData key;
-		bool		found;
+		bool		isnull;
 
 		child_scan_begin(&cs, heap, open_index(heap, 2, cols), 1);
 		ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
 		index_rescan(cs.scan, &key, 1, NULL, 0);
-		found = index_getnext_slot(cs.scan, BackwardScanDirection, cs.slot);
-		if (found)
+		if (index_getnext_slot(cs.scan, BackwardScanDirection, cs.slot))
 		{
-			bool		isnull;
+			int64		seq = get_int64(cs.slot, column_number(heap, "lane_seq"), &isnull);
 
-			*lane_seq = get_int64(cs.slot, column_number(heap, "lane_seq"), &isnull);
-			*ready_gen = get_int64(cs.slot, column_number(heap, "ready_generation"), &isnull);
+			if (!any || seq > *lane_seq)
+			{
+				*lane_seq = seq;
+				*ready_gen = get_int64(cs.slot, column_number(heap, "ready_generation"),
+									   &isnull);
+			}
+			any = true;
 		}
 		child_scan_end(&cs);
-		if (found)
-			return true;
 	}
-	return false;
+	return any;
 }
 
 void
@@ -580,6 +586,29 @@ awa_lane_claimables(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* the type of a column of rel */
+static Oid
+column_type(Relation rel, const char *name)
+{
+	return TupleDescAttr(RelationGetDescr(rel), column_number(rel, name) - 1)->atttypid;
+}
+
+/*
+ * The scan key run_lease = lease on a bigint (0.9) or int (before) column;
+ * false when an int column cannot hold the lease (no attempt has it).
+ */
+static bool
+lease_key(ScanKey key, bool int8_column, int64 lease)
+{
+	if (int8_column)
+		ScanKeyInit(key, 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(lease));
+	else if (lease >= PG_INT32_MIN && lease <= PG_INT32_MAX)
+		ScanKeyInit(key, 2, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum((int32) lease));
+	else
+		return false;
+	return true;
+}
+
 static int
 attempt_cmp(const void *a, const void *b)
 {
@@ -594,13 +623,16 @@ attempt_cmp(const void *a, const void *b)
 }
 
 /*
- * open_receipts_at(job_ids bigint[], run_leases int[], claim_slot, claim_gen,
+ * open_receipts_at(job_ids bigint[], run_leases bigint[], claim_slot, claim_gen,
  *					claim_slots) RETURNS SETOF awa.lease_claims
  *
  * For each distinct attempt (NULLs ignored): its receipt in the newest claim
  * child holding one (children probed from the current slot backwards, while
  * some attempt is still unfound), returned if that child holds no closure of
  * it. The caller holds the attempts' locks, so prune cannot move them.
+ * run_lease is a bigint token in 0.9 and the int attempt number before: the
+ * key is built for the column's type, and a lease no int column can hold
+ * names no attempt there.
  */
 Datum
 awa_open_receipts_at(PG_FUNCTION_ARGS)
@@ -628,7 +660,7 @@ awa_open_receipts_at(PG_FUNCTION_ARGS)
 	check_slots(claim_slot, claim_gen, nslots);
 	deconstruct_array(jobs_a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &jobs, &jnulls, &njobs);
-	deconstruct_array(leases_a, INT4OID, 4, true, TYPALIGN_INT,
+	deconstruct_array(leases_a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &leases, &lnulls, &nleases);
 	if (njobs != nleases)
 		ereport(ERROR,
@@ -642,7 +674,7 @@ awa_open_receipts_at(PG_FUNCTION_ARGS)
 		if (jnulls[i] || lnulls[i])
 			continue;
 		att[n].job_id = DatumGetInt64(jobs[i]);
-		att[n].run_lease = DatumGetInt32(leases[i]);
+		att[n].run_lease = DatumGetInt64(leases[i]);
 		att[n].found = false;
 		n++;
 	}
@@ -668,6 +700,8 @@ awa_open_receipts_at(PG_FUNCTION_ARGS)
 					xs;
 		bool		closures_open = false;
 
+		bool		lease_int8 = column_type(heap, "run_lease") == INT8OID;
+
 		child_scan_begin(&cs, heap, open_index(heap, 2, cols), 2);
 		for (i = 0; i < n; i++)
 		{
@@ -677,8 +711,8 @@ awa_open_receipts_at(PG_FUNCTION_ARGS)
 				continue;
 			ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ,
 						Int64GetDatum(att[i].job_id));
-			ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT4EQ,
-						Int32GetDatum(att[i].run_lease));
+			if (!lease_key(&keys[1], lease_int8, att[i].run_lease))
+				continue;
 			index_rescan(cs.scan, keys, 2, NULL, 0);
 			if (!index_getnext_slot(cs.scan, ForwardScanDirection, cs.slot))
 				continue;

@@ -46,6 +46,15 @@ sub sql
 
 # Wait until $query returns $expected ('t' by default); dies on timeout, so
 # that one missing event does not turn into a cascade of 180 s timeouts.
+# the token (run_lease) the claim of a job's first attempt drew
+sub lease_of
+{
+	my ($job) = @_;
+	my $lease = sql("SELECT run_lease FROM awa.lease_claims WHERE job_id = $job AND attempt = 1 LIMIT 1");
+	die "no receipt of job $job" if $lease eq '';
+	return $lease;
+}
+
 sub wait_until
 {
 	my ($what, $query, $expected, $db) = @_;
@@ -146,18 +155,19 @@ sub hold_rings_sql
 sub closed_job
 {
 	my ($queue, $heartbeat) = @_;
-	my $beat = $heartbeat ? 'awa.heartbeat(:job, 1)' : 'true';
+	my $beat = $heartbeat ? 'awa.heartbeat(:job, :lease)' : 'true';
 	my $holder = $node->background_psql('postgres');
 	$holder->query_safe('BEGIN');
 	$holder->query_safe($_) for split /\n/, hold_rings_sql('queue', 'lease') =~ s/ \\gset//gr;
 	my $out = sql(
 		qq{SELECT awa.enqueue('$queue', 'k') AS job \\gset
 BEGIN;
-SELECT coalesce(string_agg(job_id || ':' || run_lease, ','), 'none') AS claimed
+SELECT coalesce(string_agg(job_id || ':' || attempt, ','), 'none') AS claimed,
+       coalesce(max(run_lease), 0) AS lease
   FROM awa.claim('$queue', 10, '1 hour') \\gset
 SELECT $beat AS beat \\gset
 SELECT (SELECT string_agg(ready_slot::text, ',') FROM awa.ready_entries WHERE job_id = :job)
-       || '|' || :job || '|' || :'claimed' || '|' || :'beat' || '|' || awa.complete(:job, 1)
+       || '|' || :job || '|' || :'claimed' || '|' || :'beat' || '|' || awa.complete(:job, :lease)
        || '|' || (SELECT string_agg(claim_generation::text, ',') FROM awa.lease_claims
                    WHERE job_id = :job);
 COMMIT;});
@@ -406,7 +416,7 @@ my ($job_a, $job_b) = split /\n/,
 my ($claimed, $claim_at, $claims_fn) = split /\n/,
   sql(
 	qq{BEGIN;
-	   SELECT string_agg(job_id || ':' || run_lease, ',' ORDER BY job_id)
+	   SELECT string_agg(job_id || ':' || attempt, ',' ORDER BY job_id)
 	     FROM awa.claim('q_carry', 10, '1 hour');
 	   SELECT string_agg(DISTINCT claim_slot || ':' || claim_generation, ',')
 	     FROM awa.lease_claims WHERE job_id IN ($job_a, $job_b);
@@ -416,18 +426,19 @@ my ($claimed, $claim_at, $claims_fn) = split /\n/,
 is($claimed, "$job_a:1,$job_b:1", 'claim takes both jobs, first attempt each');
 like($claim_at, qr/^\d+:\d+$/, 'both receipts are in one claim slot');
 my ($claim_slot, $claim_gen) = split /:/, $claim_at;
+my ($lease_a, $lease_b) = (lease_of($job_a), lease_of($job_b));
 my $hold_lease = hold_rings_sql('lease');
 my ($beats, $lease_at, $leases_fn, $beat_a, $b_done) = split /\n/,
   sql(
 	qq{BEGIN;
 	   $hold_lease
-	   SELECT awa.heartbeat($job_a, 1) AND awa.heartbeat($job_b, 1);
+	   SELECT awa.heartbeat($job_a, $lease_a) AND awa.heartbeat($job_b, $lease_b);
 	   SELECT string_agg(DISTINCT lease_slot || ':' || lease_generation, ',')
 	     FROM awa.leases WHERE job_id IN ($job_a, $job_b);
 	   SELECT pg_relation_filenode(format('awa.leases_%s', lease_slot))
 	     FROM awa.leases WHERE job_id = $job_a;
 	   SELECT heartbeat_at FROM awa.leases WHERE job_id = $job_a;
-	   SELECT awa.complete($job_b, 1);
+	   SELECT awa.complete($job_b, $lease_b);
 	   COMMIT;});
 is($beats, 't', 'both attempts heartbeat');
 like($lease_at, qr/^\d+:\d+$/, 'both heartbeats are in one lease slot');
@@ -475,7 +486,7 @@ wait_until('B\'s closed receipt is pruned from the claim ring',
 # closure goes into the slot that holds the receipt now
 is( sql(
 		qq{BEGIN;
-		   SELECT awa.complete($job_a, 1);
+		   SELECT awa.complete($job_a, $lease_a);
 		   SELECT count(*)
 		     FROM awa.lease_claims c JOIN awa.lease_claim_closures x
 		          ON x.claim_slot = c.claim_slot AND x.job_id = c.job_id
@@ -485,7 +496,7 @@ is( sql(
 		   COMMIT;}),
 	"t\n1",
 	'the carried receipt of A completes; its closure is in the receipt\'s slot');
-is(sql("SELECT awa.complete($job_a, 1)"), 'f', 'a second complete of A changes nothing');
+is(sql("SELECT awa.complete($job_a, $lease_a)"), 'f', 'a second complete of A changes nothing');
 
 # with A closed nothing is carried any more: every ring prunes to idle
 wait_worker_idle('every ring goes idle once A is completed', @rings);
@@ -570,8 +581,9 @@ is(sql(q{SELECT slot FROM awa.ring_cursor('queue')}),
 is(counts('q_live'), '2|0|0|0|0', 'queue_counts: two available');
 
 # claiming X is not enough: Y, unclaimed, still holds the slot
-is(sql(q{SELECT string_agg(job_id || ':' || run_lease, ',') FROM awa.claim('q_live', 1, '1 hour')}),
+is(sql(q{SELECT string_agg(job_id || ':' || attempt, ',') FROM awa.claim('q_live', 1, '1 hour')}),
 	"$job_x:1", 'claim takes X, the older job');
+my $lease_x = lease_of($job_x);
 my $active2 = counter('prunes', 'queue', 'skipped_active');
 wait_until('with Y unclaimed, prune still skips the slot',
 	"SELECT (prunes->'queue'->>'skipped_active')::bigint >= $active2 + 3
@@ -600,7 +612,7 @@ is(sql("SELECT count(*) FROM awa.ready_entries WHERE job_id IN ($job_x, $job_y)"
 	'0', 'the entries of X and Y are gone');
 is(counts('q_live'), '0|0|1|0|0', 'queue_counts: X running, nothing available');
 
-is(sql("SELECT awa.complete($job_x, 1)"), 't', 'X completes');
+is(sql("SELECT awa.complete($job_x, $lease_x)"), 't', 'X completes');
 wait_worker_idle('every ring idle again', @rings);
 is(counts('q_live'), '0|0|0|1|0', 'queue_counts: X completed (Y cancelled)');
 

@@ -99,9 +99,10 @@ sub queue_round
 		'postgres',
 		q{SELECT awa.enqueue('q', 'k') AS job \gset
 BEGIN;
-SELECT coalesce(string_agg(job_id || ':' || run_lease, ','), 'none') AS claimed
+SELECT coalesce(string_agg(job_id || ':' || attempt, ','), 'none') AS claimed,
+       coalesce(max(run_lease), 0) AS lease
   FROM awa.claim('q', 10, '1 hour') \gset
-SELECT awa.complete(:job, 1) AS completed \gset
+SELECT awa.complete(:job, :lease) AS completed \gset
 SELECT (SELECT string_agg(DISTINCT ready_slot::text, ',') FROM awa.ready_entries
          WHERE job_id = :job)
        || '|' || (SELECT string_agg(DISTINCT ready_slot::text, ',') FROM awa.done_entries

@@ -46,15 +46,18 @@ my $gen_sql = q{SELECT (SELECT generation FROM awa.queue_ring_rotations ORDER BY
 # an abandoned attempt: claimed with a 1 s deadline and never finished; the worker's
 # rescue closes it and the job comes back as attempt 2
 $node->safe_psql('postgres', "SELECT awa.enqueue('abandoned', 'lost worker')");
-is($node->safe_psql('postgres', "SELECT job_id || ',' || run_lease FROM awa.claim('abandoned', 1, '1 s')"),
-	'1,1', 'abandoned job claimed (attempt 1)');
+my ($abandoned_id, $abandoned_attempt, $abandoned_lease) = split /,/,
+  $node->safe_psql('postgres',
+	"SELECT job_id || ',' || attempt || ',' || run_lease FROM awa.claim('abandoned', 1, '1 s')");
+is("$abandoned_id,$abandoned_attempt", '1,1', 'abandoned job claimed (attempt 1)');
 
 # the long job: claimed with no deadline, kept alive by heartbeats only
 $node->safe_psql('postgres', "SELECT awa.enqueue('long', 'slow')");   # job 2
-my ($long_id, $long_lease) = split /,/,
-  $node->safe_psql('postgres', "SELECT job_id || ',' || run_lease FROM awa.claim('long', 1, NULL)");
-is("$long_id,$long_lease", '2,1', 'long job claimed');
-is($node->safe_psql('postgres', "SELECT awa.heartbeat(2, 1)"), 't', 'and heartbeats');
+my ($long_id, $long_attempt, $long_lease) = split /,/,
+  $node->safe_psql('postgres',
+	"SELECT job_id || ',' || attempt || ',' || run_lease FROM awa.claim('long', 1, NULL)");
+is("$long_id,$long_attempt", '2,1', 'long job claimed');
+is($node->safe_psql('postgres', "SELECT awa.heartbeat(2, $long_lease)"), 't', 'and heartbeats');
 
 # the load: 8 clients, each transaction a producer or a consumer call at random
 my ($out, $err) = ('', '');
@@ -81,15 +84,17 @@ $node->poll_query_until('postgres',
 	"SELECT EXISTS (SELECT 1 FROM awa.deferred_jobs WHERE job_id = 1 AND attempt = 2 AND last_error LIKE 'rescued: deadline passed%')"
 	  . " OR EXISTS (SELECT 1 FROM awa.ready_entries WHERE job_id = 1 AND attempt = 2)")
   or die 'the abandoned attempt was not rescued';
-is($node->safe_psql('postgres', 'SELECT awa.complete(1, 1)'), 'f',
+is($node->safe_psql('postgres', "SELECT awa.complete(1, $abandoned_lease)"), 'f',
 	'the rescued attempt cannot complete any more');
 $node->poll_query_until('postgres',
 	"SELECT EXISTS (SELECT 1 FROM awa.ready_entries WHERE job_id = 1 AND attempt = 2)")
   or die 'the rescued job was not promoted';
-is($node->safe_psql('postgres',
-		"SELECT job_id || ',' || run_lease FROM awa.claim('abandoned', 1)"),
-	'1,2', 'the rescued job is claimed again as attempt 2');
-is($node->safe_psql('postgres', 'SELECT awa.complete(1, 2)'), 't', 'attempt 2 completes');
+my ($again_id, $again_attempt, $again_lease) = split /,/,
+  $node->safe_psql('postgres',
+	"SELECT job_id || ',' || attempt || ',' || run_lease FROM awa.claim('abandoned', 1)");
+is("$again_id,$again_attempt", '1,2', 'the rescued job is claimed again as attempt 2');
+isnt($again_lease, $abandoned_lease, 'attempt 2 has a token of its own');
+is($node->safe_psql('postgres', "SELECT awa.complete(1, $again_lease)"), 't', 'attempt 2 completes');
 
 # drain what is left, then check exactly-once by job id
 my $drained = 0;

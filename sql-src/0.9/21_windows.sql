@@ -27,3 +27,17 @@ SELECT pg_catalog.pg_extension_config_dump('awa.claim_seq', '');
 -- the lowest lane of a shard, claimers every lane).
 ALTER TABLE awa.queue_lanes DROP CONSTRAINT queue_lanes_queue_priority_shard_key;
 CREATE INDEX ON awa.queue_lanes (queue, priority, shard);
+
+-- Attempts named by a token (docs/storage.md §A.6): a receipt's run_lease, and the
+-- run_lease of its closures and heartbeats, is the random bigint its claim drew; the
+-- attempt number moves to its own column. Receipts that predate 0.9 keep their
+-- attempt number as their token, so the attempts running across an upgrade are still
+-- completed with the run_lease their worker holds. A done entry's run_lease stays the
+-- attempt number (0: cancelled before any claim).
+ALTER TABLE awa.lease_claims ALTER COLUMN run_lease TYPE bigint;
+ALTER TABLE awa.lease_claim_closures ALTER COLUMN run_lease TYPE bigint;
+ALTER TABLE awa.leases ALTER COLUMN run_lease TYPE bigint;
+ALTER TABLE awa.lease_claims ADD COLUMN attempt int NOT NULL DEFAULT 0;
+ALTER TABLE awa.lease_claims ALTER COLUMN attempt TYPE int USING run_lease::int,
+    ALTER COLUMN attempt DROP DEFAULT;
+ALTER TYPE awa.claimed_job ALTER ATTRIBUTE run_lease TYPE bigint;

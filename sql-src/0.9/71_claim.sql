@@ -1,6 +1,8 @@
 -- Claim in 0.9 (docs/storage.md Part A §A.3): a lane's position is its newest receipt
 -- carrying a window; a claim takes the rest of that window, then opens the next one at
--- its own snapshot. Replaces 71_claim.sql; the probes are C (src/windows.c).
+-- its own snapshot. Each receipt's run_lease is a fresh random token (§A.6), its
+-- attempt number a column of its own. Replaces 71_claim.sql; the probes are C
+-- (src/windows.c).
 
 -- The lane's position: the window (win_lo NULL: nothing visible) and the last entry
 -- taken from it (its txid and lane_seq), and the receipt's claim_seq; all NULL when
@@ -109,17 +111,17 @@ BEGIN
                                            lane_id, lane_seq, ready_slot, ready_generation,
                                            queue, priority, kind, args, max_attempts,
                                            created_at, claimed_at, deadline_at, claim_seq,
-                                           txid, win_lo, win_hi)
-        SELECT k.slot, k.generation, r.job_id, r.attempt, r.lane_id, r.lane_seq,
+                                           txid, win_lo, win_hi, attempt)
+        SELECT k.slot, k.generation, r.job_id, awa.lease_token(), r.lane_id, r.lane_seq,
                r.ready_slot, r.ready_generation, r.queue, r.priority, r.kind, r.args,
                r.max_attempts, r.created_at, v_now, v_now + claim.deadline,
-               nextval('awa.claim_seq'), r.txid, r.win_lo, r.win_hi
+               nextval('awa.claim_seq'), r.txid, r.win_lo, r.win_hi, r.attempt
           FROM awa.ring_cursor('claim') k,
                awa.window_claimables(v_lane, v_left, k.slot, k.generation,
                                      awa.ring_slot_count('claim'),
                                      awa.ring_slot_count('queue')) r
          ORDER BY r.txid, r.lane_seq
-        RETURNING c.job_id, c.run_lease, c.queue, c.kind, c.args, c.priority, c.run_lease,
+        RETURNING c.job_id, c.run_lease, c.queue, c.kind, c.args, c.priority, c.attempt,
                   c.max_attempts, c.created_at, c.claimed_at, c.deadline_at;
         GET DIAGNOSTICS v_rows = ROW_COUNT;
         v_left := v_left - v_rows;
@@ -191,3 +193,13 @@ $$;
 CREATE OR REPLACE FUNCTION awa.lane_position_needed(p_lane_id int, p_top bigint) RETURNS boolean
 LANGUAGE sql STABLE
 AS $$ SELECT EXISTS (SELECT 1 FROM awa.ready_entries r WHERE r.lane_id = p_lane_id) $$;
+
+-- The attempt number of a receipt (its run_lease is the attempt's token, §A.6).
+CREATE OR REPLACE FUNCTION awa.receipt_attempt(p_receipt awa.lease_claims) RETURNS int
+LANGUAGE sql IMMUTABLE
+AS $$ SELECT p_receipt.attempt $$;
+
+-- A fresh attempt token: random, at least 2^62 (src/tokens.c).
+CREATE OR REPLACE FUNCTION awa.lease_token() RETURNS bigint
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'awa_lease_token';

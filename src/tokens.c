@@ -1,0 +1,39 @@
+/*-------------------------------------------------------------------------
+ *
+ * tokens.c
+ *	  Attempt tokens (docs/storage.md §A.6): the run_lease that names one
+ *	  claimed attempt in 0.9.
+ *
+ * A claim draws one token per receipt from the operating system's strong
+ * random source, so that a grantee who knows a job id cannot name another
+ * session's attempt: complete, fail and heartbeat with a wrong token find no
+ * receipt and change nothing, and the attempt lock they take (keyed by the
+ * token) is one no real attempt uses. Tokens are positive and at least 2^62:
+ * never 0 (a cancel tombstone) and never an attempt number (the run_lease of
+ * receipts written before 0.9), with 62 random bits.
+ *
+ *	awa.lease_token()	a fresh token
+ *
+ * src/tokens.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+
+PG_FUNCTION_INFO_V1(awa_lease_token);
+
+#define AWA_TOKEN_FLOOR	(INT64CONST(1) << 62)
+
+Datum
+awa_lease_token(PG_FUNCTION_ARGS)
+{
+	uint64		r;
+
+	if (!pg_strong_random(&r, sizeof(r)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a random attempt token")));
+	PG_RETURN_INT64((int64) ((r & (uint64) (AWA_TOKEN_FLOOR - 1)) | AWA_TOKEN_FLOOR));
+}
