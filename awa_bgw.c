@@ -62,6 +62,7 @@ shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	awa_shmem_request();
+	awa_wait_shmem_request();
 }
 
 static void
@@ -70,6 +71,7 @@ shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	awa_shmem_startup();
+	awa_wait_shmem_startup();
 }
 
 /* awa_bgw.databases must be a list of identifiers: "a,,b" is refused. */

@@ -15,7 +15,14 @@
 #                  BEGIN; one enqueue; SELECT pg_sleep(0.01); COMMIT;
 #                  (producer_tx.sql / skip_producer_tx.sql)   jobs/s = tps
 # printed as a second table with the ratio awa_bgw / baseline.
-# BENCH_CELLS=tx runs only that cell (BENCH_CELLS=main only the cells above; default all):
+# Then the wake cell (awa_bgw only): ${BENCH_WAKE_CLAIMERS:-4} claimers waiting
+# (awa.claim with wait, wake_consumer.sql) while one producer enqueues at
+# ${BENCH_WAKE_RATE:-100} jobs/s (wake_producer.sql, pgbench -R): the time from each
+# enqueue's commit to the return of the claim that took it, p50 / p99 / max; and 100
+# claimers waiting on a queue no one enqueues into (idle_waiter.sql): the CPU their
+# backends use (from /proc), and how many of them hold a snapshot (pg_stat_activity).
+# BENCH_CELLS=tx runs only the open-transaction cell, main only the first table, wake
+# only the wake cell (default all):
 #   BENCH_CELLS=tx bash bench/run.sh 20
 # BENCH_AWA_VERSION=0.8 measures that extension version (default: the default version).
 # Needs pgbench (postgresql-15) and make install.
@@ -27,7 +34,7 @@ port=${BENCH_PORT:-5498}
 cells=${BENCH_CELLS:-all}
 create_ext="CREATE EXTENSION awa_bgw${BENCH_AWA_VERSION:+ VERSION '$BENCH_AWA_VERSION'}"
 tx_clients=${BENCH_TX_CLIENTS:-32}
-case "$cells" in all|main|tx) ;; *) echo "BENCH_CELLS must be all, main or tx" >&2; exit 2;; esac
+case "$cells" in all|main|tx|wake) ;; *) echo "BENCH_CELLS must be all, main, tx or wake" >&2; exit 2;; esac
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=${PGBIN:-/usr/lib/postgresql/15/bin}
 if [ "$(id -u)" -eq 0 ]; then run_as=(runuser -u postgres --); else run_as=(); fi
@@ -43,7 +50,7 @@ unix_socket_directories = '$work'
 shared_preload_libraries = 'awa_bgw'
 awa_bgw.databases = 'postgres'
 shared_buffers = '256MB'
-max_connections = 50
+max_connections = 150
 synchronous_commit = on
 CONF
 "${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w start >/dev/null
@@ -77,7 +84,7 @@ rate() { awk -v a="$1" -v b="$2" -v s="$secs" 'BEGIN { printf "%.0f", (b - a) / 
 mul()  { awk -v t="$1" -v m="$2" 'BEGIN { printf "%.0f", t * m }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
-if [ "$cells" != tx ]; then
+if [ "$cells" = all ] || [ "$cells" = main ]; then
 echo "| cell | batch | awa_bgw jobs/s | SKIP LOCKED jobs/s |"
 echo "|---|---|---|---|"
 for batch in 1 32; do
@@ -110,7 +117,7 @@ echo
 echo "($secs s per cell, $clients clients, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
 fi
 
-if [ "$cells" != main ]; then
+if [ "$cells" = all ] || [ "$cells" = tx ]; then
     # enqueue in an open transaction: each pgbench transaction is BEGIN; one enqueue
     # (awa.enqueue into queue bench_tx / a plain INSERT into bench.skip_jobs);
     # pg_sleep(0.01); COMMIT, as an application that enqueues inside its own business
@@ -125,4 +132,61 @@ if [ "$cells" != main ]; then
     echo "| enqueue in an open transaction | $tx_clients | $(mul "$a" 1) | $(mul "$b" 1) | $(ratio "$a" "$b") |"
     echo
     echo "($secs s per side, $tx_clients clients, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
+fi
+
+if [ "$cells" = all ] || [ "$cells" = wake ]; then
+    # wake: claimers that wait, and one producer at a fixed rate
+    if [ "$cells" = all ]; then echo; fi
+    reset_queues
+    "${psql[@]}" -c "SELECT awa.register_queue('wake'), awa.register_queue('idle')" >/dev/null
+    wake_claimers=${BENCH_WAKE_CLAIMERS:-4}
+    "${run_as[@]}" "$bin/pgbench" -n -c "$wake_claimers" -j 2 -T "$((secs + 2))" -h "$work" -p "$port" \
+        -U postgres -f "$work/wake_consumer.sql" postgres >/dev/null 2>&1 &
+    waiters=$!
+    sleep 1
+    "${run_as[@]}" "$bin/pgbench" -n -c 1 -R "${BENCH_WAKE_RATE:-100}" -T "$secs" -h "$work" -p "$port" \
+        -U postgres -f "$work/wake_producer.sql" postgres >/dev/null 2>&1
+    wait "$waiters"
+    echo "| wake-up latency, ms | jobs | p50 | p99 | max | p99 from before the commit |"
+    echo "|---|---|---|---|---|---|"
+    "${psql[@]}" -F ' | ' -c "
+        SELECT '| after the commit', count(*),
+               round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 2),
+               round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 2),
+               round(max(ms)::numeric, 2),
+               round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms_before)::numeric, 2) || ' |'
+          FROM (SELECT extract(epoch FROM g.got_at - s.after_commit) * 1000 AS ms,
+                       extract(epoch FROM g.got_at - s.before_commit) * 1000 AS ms_before
+                  FROM bench.wake_sent s JOIN bench.wake_got g USING (job_id)) x"
+    echo
+    echo "(${BENCH_WAKE_RATE:-100} jobs/s offered for $secs s, $wake_claimers waiting claimers; a negative"
+    echo " time after the commit: the claim returned before the producer's next statement ran)"
+
+    # idle: 100 claimers waiting for a queue that gets nothing, for $secs s
+    "${run_as[@]}" "$bin/pgbench" -n -c 100 -j 2 -T "$((secs + 4))" -h "$work" -p "$port" \
+        -U postgres -f "$work/idle_waiter.sql" postgres >/dev/null 2>&1 &
+    idlers=$!
+    sleep 2
+    pids=$("${psql[@]}" -c "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity
+                              WHERE application_name = 'pgbench' AND query LIKE '%wait =>%'")
+    ticks() { local t=0 p; for p in $pids; do
+                  t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+              echo "$t"; }
+    held=0
+    c0=$(ticks); t0=$(date +%s.%N)
+    for _ in $(seq "$secs"); do
+        h=$("${psql[@]}" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgbench'
+                               AND query LIKE '%wait =>%' AND backend_xmin IS NOT NULL")
+        [ "$h" -gt "$held" ] && held=$h
+        sleep 1
+    done
+    c1=$(ticks); t1=$(date +%s.%N)
+    wait "$idlers"
+    echo
+    echo "| idle waiting claimers | backends | CPU, % of one core | most holding a snapshot at once |"
+    echo "|---|---|---|---|"
+    echo "| 100, $secs s | $(echo "$pids" | wc -w) | $(awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN { printf "%.2f", (b - a) / hz / (e - s) * 100 }') | $held |"
+    echo
+    echo "(each waits 10 s, then calls again; $(nproc) cores; $(date -u +%F))"
 fi

@@ -6,6 +6,11 @@ CREATE TABLE IF NOT EXISTS bench.enqueued (job_id bigint NOT NULL);
 CREATE TABLE IF NOT EXISTS bench.claimed (job_id bigint NOT NULL, run_lease bigint NOT NULL);
 CREATE TABLE IF NOT EXISTS bench.completed (job_id bigint NOT NULL, run_lease bigint NOT NULL);
 SELECT awa.register_queue('bench');
+-- the wake cell (run.sh): when each job's enqueue committed, and when a waiting claim
+-- returned it
+CREATE TABLE IF NOT EXISTS bench.wake_sent (job_id bigint NOT NULL, before_commit timestamptz,
+                                            after_commit timestamptz);
+CREATE TABLE IF NOT EXISTS bench.wake_got (job_id bigint NOT NULL, got_at timestamptz);
 
 -- Logging the ids costs an insert per step; it is on only where a run is checked
 -- (SET bench.log = on, as the load test does), off for throughput runs.
@@ -61,6 +66,22 @@ BEGIN
         PERFORM count(*) FROM awa.complete_batch(ids, leases);
     END IF;
     COMMIT;
+END $$;
+
+-- the second half of a waiting consumer (bench/consumer_wait.sql): the job its waiting
+-- claim took (job 0: none), logged and completed
+CREATE OR REPLACE FUNCTION bench.finish(p_job bigint, p_lease bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_job = 0 THEN
+        RETURN;
+    END IF;
+    IF bench.logging() THEN
+        INSERT INTO bench.claimed VALUES (p_job, p_lease);
+    END IF;
+    IF awa.complete(p_job, p_lease) AND bench.logging() THEN
+        INSERT INTO bench.completed VALUES (p_job, p_lease);
+    END IF;
 END $$;
 
 -- The SKIP LOCKED baseline, with the same contract shape (a durable claim with a

@@ -146,6 +146,8 @@ extern const char *const awa_ring_names[AWA_RING_COUNT];
 /* shmem.c */
 extern void awa_shmem_request(void);
 extern void awa_shmem_startup(void);
+extern void awa_wait_shmem_request(void);
+extern void awa_wait_shmem_startup(void);
 extern AwaSharedState *awa_shared;
 extern AwaWorkerStatus *awa_status_attach(Oid dboid, const char *dbname);
 extern void awa_status_set_state(AwaWorkerStatus *st, AwaWorkerState state);

@@ -6,7 +6,8 @@
 # producers keep their transaction open a little after the enqueue, some roll it back.
 # Every committed enqueue is completed exactly once (checked by job id), no rolled-back
 # one is ever claimed, the counts match, the rings turn and are truncated, and no ring
-# family ever sees an UPDATE or DELETE. On the default version (0.9: no producer lock,
+# family ever sees an UPDATE or DELETE. Some consumers wait for work (awa.claim with
+# wait) instead of polling. On the default version (0.9: no producer lock,
 # claims by snapshot windows).
 
 use strict;
@@ -64,7 +65,7 @@ my ($out, $err) = ('', '');
 my $pgbench = IPC::Run::start(
 	[
 		'pgbench', '-n', '-c', '8', '-j', '2', '-T', '60',
-		'-f', 'bench/producer.sql@1', '-f', 'bench/consumer.sql@2',
+		'-f', 'bench/producer.sql@1', '-f', 'bench/consumer.sql@2', '-f', 'bench/consumer_wait.sql@1',
 		'-f', 't/load_producer_open.sql@1', '-f', 't/load_producer_rollback.sql@1',
 		'-h', $node->host, '-p', $node->port, 'postgres'
 	],

@@ -69,26 +69,53 @@ AS $$
                      AND (p_txid, p_lane_seq) <= (p_pos_txid, p_pos_seq)))
 $$;
 
+-- Which claims of this transaction may leave work for a waiting claimer, and which
+-- jobs it enqueued (src/wait.c): read by its commit, which wakes the claimers waiting
+-- for the queue.
+CREATE OR REPLACE FUNCTION awa.note_enqueued(p_queue text, p_jobs int) RETURNS void
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'awa_note_enqueued';
+CREATE OR REPLACE FUNCTION awa.note_claimed(p_queue text, p_taken int) RETURNS void
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'awa_note_claimed';
+
+-- The claims waiting now (src/wait.c).
+CREATE OR REPLACE FUNCTION awa.claim_waiters()
+RETURNS TABLE (pid int, database oid, waiting_since timestamptz, woken boolean)
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'awa_claim_waiters';
+
+-- The API's claim (src/wait.c): without wait, awa.claim_now; with wait, a claim that
+-- finds nothing sleeps, holding no snapshot and no lock, until a commit gives the queue
+-- work or wait has passed (docs/storage.md A.11).
 CREATE OR REPLACE FUNCTION awa.claim(queue text, max_batch int DEFAULT 1,
-                          deadline interval DEFAULT '5 minutes')
+                          deadline interval DEFAULT '5 minutes', wait interval DEFAULT NULL)
 RETURNS SETOF awa.claimed_job
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+LANGUAGE C VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'awa_claim';
+
+-- One claim of the queue's lanes, taking what is there now (called by awa.claim, which
+-- runs as the extension's owner with its search_path).
+CREATE OR REPLACE FUNCTION awa.claim_now(queue text, max_batch int, deadline interval)
+RETURNS SETOF awa.claimed_job
+LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-    v_left int := claim.max_batch;
+    v_left int := claim_now.max_batch;
     v_lane int;
     v_rows int;
     v_hint record;
     v_key bigint;
     v_now timestamptz;
+    v_locked boolean := false;
 BEGIN
     PERFORM awa.require_read_committed();
-    PERFORM awa.check_claim(claim.queue, claim.max_batch, claim.deadline);
+    PERFORM awa.check_claim(claim_now.queue, claim_now.max_batch, claim_now.deadline);
     SELECT * INTO v_hint FROM awa.ring_cursor('claim');   -- for the hints only
     FOR v_lane IN
         SELECT l.lane_id FROM awa.queue_lanes l
-         WHERE l.queue = claim.queue
+         WHERE l.queue = claim_now.queue
          ORDER BY l.priority, (l.shard + awa.lane_shards()
                                - pg_backend_pid() % awa.lane_shards()) % awa.lane_shards(),
                   l.shard, l.lane_id
@@ -100,9 +127,10 @@ BEGIN
                                               awa.ring_slot_count('queue'));
         v_key := hashtextextended('awa.claim:' || v_lane, 0);
         IF NOT awa.private_try_xact_lock(v_key) THEN
-            CONTINUE WHEN v_left < claim.max_batch
+            CONTINUE WHEN v_left < claim_now.max_batch
                        OR NOT awa.private_try_xact_lock_for(v_key, 10);
         END IF;
+        v_locked := true;
         v_now := clock_timestamp();
         -- one statement whose snapshot is taken after the lock: the position, the
         -- window(s), the receipts
@@ -114,7 +142,7 @@ BEGIN
                                            txid, win_lo, win_hi, attempt)
         SELECT k.slot, k.generation, r.job_id, awa.lease_token(), r.lane_id, r.lane_seq,
                r.ready_slot, r.ready_generation, r.queue, r.priority, r.kind, r.args,
-               r.max_attempts, r.created_at, v_now, v_now + claim.deadline,
+               r.max_attempts, r.created_at, v_now, v_now + claim_now.deadline,
                nextval('awa.claim_seq'), r.txid, r.win_lo, r.win_hi, r.attempt
           FROM awa.ring_cursor('claim') k,
                awa.window_claimables(v_lane, v_left, k.slot, k.generation,
@@ -126,6 +154,9 @@ BEGIN
         GET DIAGNOSTICS v_rows = ROW_COUNT;
         v_left := v_left - v_rows;
     END LOOP;
+    IF v_locked THEN
+        PERFORM awa.note_claimed(claim_now.queue, claim_now.max_batch - v_left);
+    END IF;
 END
 $$;
 

@@ -86,5 +86,7 @@ BEGIN
            pg_current_xact_id()
       FROM awa.ring_cursor('queue') c,
            (SELECT * FROM unnest(p_jobs) ORDER BY job_id) j;
+    -- its commit wakes that many claimers waiting for the queue (src/wait.c)
+    PERFORM awa.note_enqueued(p_queue, cardinality(p_jobs));
 END
 $$;

@@ -1,8 +1,9 @@
--- The last step of 0.8 -> 0.9: run_lease is a bigint in every function that takes one
--- (the 0.9 attempt token, §A.6). A database installed by a release whose functions
--- took run_lease int now holds both forms, and a call with int arguments would pick
--- the old one: each old form gives its EXECUTE grants to the new form, then goes.
--- (Installs built from these pieces have only the bigint forms: nothing to do.)
+-- The last step of 0.8 -> 0.9: the API forms 0.9 replaces. run_lease is a bigint in
+-- every function that takes one (the 0.9 attempt token, §A.6): a database installed by
+-- a release whose functions took run_lease int holds both forms, and a call with int
+-- arguments would pick the old one. awa.claim gains wait (§A.11): 0.8's three-argument
+-- claim would make every call ambiguous. Each old form gives its EXECUTE grants to the
+-- new form, then goes.
 DO $$
 DECLARE
     r record;
@@ -23,7 +24,9 @@ BEGIN
                        ('awa.open_receipts_at(bigint[], int[], int, bigint, int)',
                         'awa.open_receipts_at(bigint[], bigint[], int, bigint, int)'),
                        ('awa.attempt_lock_key(bigint, int)',
-                        'awa.attempt_lock_key(bigint, bigint)')) v(old_sig, new_sig)
+                        'awa.attempt_lock_key(bigint, bigint)'),
+                       ('awa.claim(text, int, interval)',
+                        'awa.claim(text, int, interval, interval)')) v(old_sig, new_sig)
           CROSS JOIN LATERAL (SELECT to_regprocedure(v.old_sig) AS oid) o
           CROSS JOIN LATERAL (SELECT v.new_sig::regprocedure AS oid) n
          WHERE o.oid IS NOT NULL
