@@ -19,8 +19,9 @@
 # (awa.claim with wait, wake_consumer.sql) while one producer enqueues at
 # ${BENCH_WAKE_RATE:-100} jobs/s (wake_producer.sql, pgbench -R): the time from each
 # enqueue's commit to the return of the claim that took it, p50 / p99 / max; and 100
-# claimers waiting on a queue no one enqueues into (idle_waiter.sql): the CPU their
-# backends use (from /proc), and how many of them hold a snapshot (pg_stat_activity).
+# claimers waiting on a queue no one enqueues into (idle_waiter.sql, each call waiting
+# ${BENCH_IDLE_WAIT:-10} s): the CPU their backends use (from /proc), and how many of
+# them hold a snapshot (pg_stat_activity).
 # BENCH_CELLS=tx runs only the open-transaction cell, main only the first table, wake
 # only the wake cell (default all):
 #   BENCH_CELLS=tx bash bench/run.sh 20
@@ -162,9 +163,11 @@ if [ "$cells" = all ] || [ "$cells" = wake ]; then
     echo "(${BENCH_WAKE_RATE:-100} jobs/s offered for $secs s, $wake_claimers waiting claimers; a negative"
     echo " time after the commit: the claim returned before the producer's next statement ran)"
 
-    # idle: 100 claimers waiting for a queue that gets nothing, for $secs s
+    # idle: 100 claimers waiting for a queue that gets nothing, for $secs s, each waiting
+    # ${BENCH_IDLE_WAIT:-10} s per call
+    idle_wait=${BENCH_IDLE_WAIT:-10}
     "${run_as[@]}" "$bin/pgbench" -n -c 100 -j 2 -T "$((secs + 4))" -h "$work" -p "$port" \
-        -U postgres -f "$work/idle_waiter.sql" postgres >/dev/null 2>&1 &
+        -U postgres -D idle_wait="$idle_wait" -f "$work/idle_waiter.sql" postgres >/dev/null 2>&1 &
     idlers=$!
     sleep 2
     pids=$("${psql[@]}" -c "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity
@@ -188,5 +191,5 @@ if [ "$cells" = all ] || [ "$cells" = wake ]; then
     echo "| 100, $secs s | $(echo "$pids" | wc -w) | $(awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$(getconf CLK_TCK)" \
         'BEGIN { printf "%.2f", (b - a) / hz / (e - s) * 100 }') | $held |"
     echo
-    echo "(each waits 10 s, then calls again; $(nproc) cores; $(date -u +%F))"
+    echo "(each waits $idle_wait s per call, then calls again; $(nproc) cores; $(date -u +%F))"
 fi

@@ -25,3 +25,9 @@ AS 'MODULE_PATHNAME', 'awa_private_try_xact_lock_for';
 CREATE OR REPLACE FUNCTION awa.private_xact_lock_held(p_key bigint) RETURNS boolean
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_private_xact_lock_held';
+
+-- Gives back one hold of the lock before the transaction ends (a claim that took
+-- nothing from a lane it locked); false when not held.
+CREATE OR REPLACE FUNCTION awa.private_xact_unlock(p_key bigint) RETURNS boolean
+LANGUAGE C VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'awa_private_xact_unlock';

@@ -37,12 +37,17 @@ RESET ROLE;
 -- all children of a parent (so prune of any other slot is not blocked by it)
 SELECT awa.enqueue('locks', 'k') AS id;
 BEGIN;
-SELECT job_id FROM awa.claim('locks');
+SELECT job_id FROM awa.claim('locks', 10);
 SELECT c.relname, l.mode
   FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
  WHERE l.pid = pg_backend_pid() AND c.relnamespace = 'awa'::regnamespace
    AND c.relkind = 'r' AND c.relname ~ '_[0-9]+$'
  ORDER BY 1, 2;
+-- and of the queue's four lanes (each tried: it asked for 10), only the claim lock of
+-- the one it took from
+SELECT count(*) AS lanes, (SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid()
+                             AND locktype = 'userlock') AS lane_locks_held
+  FROM awa.queue_lanes WHERE queue = 'locks';
 COMMIT;
 -- and a complete
 SELECT run_lease AS lease4 FROM awa.lease_claims WHERE job_id = 4 \gset

@@ -18,6 +18,8 @@
  *	awa.private_try_xact_lock(key)			never waits
  *	awa.private_try_xact_lock_for(key, ms)	polls for up to ms, never queues
  *	awa.private_xact_lock_held(key)			whether this transaction holds it
+ *	awa.private_xact_unlock(key)			gives back one hold of it early (a claim
+ *											that took nothing from a lane)
  *
  * src/privlock.c
  *
@@ -37,6 +39,7 @@ PG_FUNCTION_INFO_V1(awa_private_xact_lock);
 PG_FUNCTION_INFO_V1(awa_private_try_xact_lock);
 PG_FUNCTION_INFO_V1(awa_private_try_xact_lock_for);
 PG_FUNCTION_INFO_V1(awa_private_xact_lock_held);
+PG_FUNCTION_INFO_V1(awa_private_xact_unlock);
 
 static void
 private_lock_tag(LOCKTAG *tag, int64 key)
@@ -113,4 +116,22 @@ awa_private_xact_lock_held(PG_FUNCTION_ARGS)
 
 	private_lock_tag(&tag, PG_GETARG_INT64(0));
 	PG_RETURN_BOOL(LockHeldByMe(&tag, ExclusiveLock));
+}
+
+/*
+ * private_xact_unlock(key bigint) RETURNS boolean
+ *
+ * Gives back one hold of the lock before the transaction ends: a hold taken
+ * again by the same transaction (re-entrant) stays until the others are given
+ * back. False when this transaction does not hold it.
+ */
+Datum
+awa_private_xact_unlock(PG_FUNCTION_ARGS)
+{
+	LOCKTAG		tag;
+
+	private_lock_tag(&tag, PG_GETARG_INT64(0));
+	if (!LockHeldByMe(&tag, ExclusiveLock))
+		PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(LockRelease(&tag, ExclusiveLock, false));
 }

@@ -112,7 +112,6 @@ DECLARE
 BEGIN
     PERFORM awa.require_read_committed();
     PERFORM awa.check_claim(claim_now.queue, claim_now.max_batch, claim_now.deadline);
-    SELECT * INTO v_hint FROM awa.ring_cursor('claim');   -- for the hints only
     FOR v_lane IN
         SELECT l.lane_id FROM awa.queue_lanes l
          WHERE l.queue = claim_now.queue
@@ -121,16 +120,20 @@ BEGIN
                   l.shard, l.lane_id
     LOOP
         EXIT WHEN v_left <= 0;
-        -- lock only a lane that looks as if it had work (read without the lock: a hint)
-        CONTINUE WHEN NOT awa.window_has_work(v_lane, v_hint.slot, v_hint.generation,
-                                              awa.ring_slot_count('claim'),
-                                              awa.ring_slot_count('queue'));
+        -- the lane's claim lock, tried; a lane another claimer holds is waited for (a
+        -- little) only while this claim has taken nothing and the lane looks as if it
+        -- had work (read without the lock: a hint)
         v_key := hashtextextended('awa.claim:' || v_lane, 0);
         IF NOT awa.private_try_xact_lock(v_key) THEN
-            CONTINUE WHEN v_left < claim_now.max_batch
+            IF v_left < claim_now.max_batch THEN
+                CONTINUE;
+            END IF;
+            SELECT * INTO v_hint FROM awa.ring_cursor('claim');
+            CONTINUE WHEN NOT awa.window_has_work(v_lane, v_hint.slot, v_hint.generation,
+                                                  awa.ring_slot_count('claim'),
+                                                  awa.ring_slot_count('queue'))
                        OR NOT awa.private_try_xact_lock_for(v_key, 10);
         END IF;
-        v_locked := true;
         v_now := clock_timestamp();
         -- one statement whose snapshot is taken after the lock: the position, the
         -- window(s), the receipts
@@ -152,6 +155,13 @@ BEGIN
         RETURNING c.job_id, c.run_lease, c.queue, c.kind, c.args, c.priority, c.attempt,
                   c.max_attempts, c.created_at, c.claimed_at, c.deadline_at;
         GET DIAGNOSTICS v_rows = ROW_COUNT;
+        IF v_rows = 0 THEN
+            -- took nothing, wrote nothing: the lane is free again at once (a transaction
+            -- left open holds only the lanes it took from)
+            PERFORM awa.private_xact_unlock(v_key);
+        ELSE
+            v_locked := true;
+        END IF;
         v_left := v_left - v_rows;
     END LOOP;
     IF v_locked THEN
