@@ -17,6 +17,9 @@ CREATE INDEX ON awa.ready_entries (lane_id, txid, lane_seq);
 ALTER TABLE awa.lease_claims ADD COLUMN claim_seq bigint, ADD COLUMN txid xid8,
     ADD COLUMN win_lo pg_snapshot, ADD COLUMN win_hi pg_snapshot;
 CREATE INDEX ON awa.lease_claims (lane_id, claim_seq);
+-- 0.7/0.8 found a lane's position on (lane_id, lane_seq); 0.9 finds it on claim_seq:
+-- one index less to write per receipt (~70 bytes of WAL per job)
+DROP INDEX awa.lease_claims_lane_id_lane_seq_idx;
 
 -- Taken under a lane's claim lock: per lane, claim order.
 CREATE SEQUENCE awa.claim_seq;
