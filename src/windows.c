@@ -436,6 +436,37 @@ keep_best(WinScan *w)
 }
 
 /*
+ * Whether to skip a ready child as empty: it has no block (a prune's TRUNCATE
+ * gave it a new, empty file). The size is asked of the kernel (an lseek per
+ * child per scan), unless this backend has already seen this very file with
+ * a block: such a file is read without asking (if it has become empty since,
+ * by VACUUM cutting off the pages of rolled-back entries, the read finds
+ * nothing). Only an empty answer skips a child, and it is always asked
+ * afresh, after the scan's snapshot was taken.
+ */
+#define AWA_MAX_READY_SLOTS 64
+
+static bool
+child_empty(Relation ready, int slot)
+{
+	static Oid	seen_rel[AWA_MAX_READY_SLOTS];
+	static Oid	seen_file[AWA_MAX_READY_SLOTS];
+
+	if (slot >= 0 && slot < AWA_MAX_READY_SLOTS &&
+		seen_rel[slot] == RelationGetRelid(ready) &&
+		seen_file[slot] == ready->rd_node.relNode)
+		return false;
+	if (RelationGetNumberOfBlocks(ready) == 0)
+		return true;
+	if (slot >= 0 && slot < AWA_MAX_READY_SLOTS)
+	{
+		seen_rel[slot] = RelationGetRelid(ready);
+		seen_file[slot] = ready->rd_node.relNode;
+	}
+	return false;
+}
+
+/*
  * W(lo, hi) after the position (if given) over every ready child; a keys-only
  * scan that does not count (w->out NULL, the hint) stops at the first child
  * that has one.
@@ -457,7 +488,7 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 		o->rels[o->nrels++] = RelationGetRelid(ready);
 		w->opened = lappend(w->opened, o);
 		/* a pruned (truncated) slot has no block: nothing to read */
-		if (RelationGetNumberOfBlocks(ready) == 0)
+		if (child_empty(ready, s))
 		{
 			table_close(ready, NoLock);
 			continue;
