@@ -699,7 +699,6 @@ awa_open_receipts_at(PG_FUNCTION_ARGS)
 		ChildScan	cs,
 					xs;
 		bool		closures_open = false;
-
 		bool		lease_int8 = column_type(heap, "run_lease") == INT8OID;
 
 		child_scan_begin(&cs, heap, open_index(heap, 2, cols), 2);

@@ -10,10 +10,11 @@
  * waiting in, and whether it was woken. A transaction notes, in backend-local
  * memory, what it did that may give a waiter work: the jobs it enqueued per
  * queue (awa.note_enqueued, from enqueue_ready), and the queues whose lanes it
- * claimed from (awa.note_claimed, from the claim). When it commits, after its
- * commit is visible to new snapshots, it wakes, per queue, the longest
- * waiting claimers: one per job enqueued, and one more for a lane it held
- * (that lane may hold more work a woken claimer skipped while it was locked).
+ * took jobs from (awa.note_claimed, from the claim). When it commits, after
+ * its commit is visible to new snapshots, it wakes, per queue, the longest
+ * waiting claimers: one per job enqueued, and one more when it took jobs (the
+ * lane it held to its end may hold more work a woken claimer skipped while it
+ * was locked).
  * An abort wakes one per job its claims took (they are claimable again); a
  * subtransaction abort does the same at once and forgets its enqueues.
  *
@@ -110,8 +111,7 @@ typedef struct WakeNote
 	uint32		queue_hash;
 	int			level;			/* transaction nesting level that noted it */
 	int			enqueued;
-	int			taken;
-	bool		claimed;		/* held a lane claim lock of the queue */
+	int			taken;			/* > 0: it holds a lane of the queue to its end */
 } WakeNote;
 
 static WaitState *wait_state = NULL;
@@ -197,13 +197,14 @@ wake_waiters(uint32 hash, int n)
 	LWLockRelease(wait_state->lock);
 }
 
-/* the wake-ups one note owes when its work ends: committed or aborted */
+/*
+ * The wake-ups one note owes when its work ends, committed or aborted: one
+ * more for the lane its claims held (it may hold more work than they took)
+ */
 static int
 note_wakes(const WakeNote *n, bool commit)
 {
-	if (commit)
-		return n->enqueued + (n->claimed ? 1 : 0);
-	return n->taken + (n->claimed ? 1 : 0);
+	return (commit ? n->enqueued : n->taken) + (n->taken > 0 ? 1 : 0);
 }
 
 static void
@@ -308,18 +309,15 @@ awa_note_enqueued(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* awa.note_claimed(queue, taken): this transaction held a lane claim lock */
+/*
+ * awa.note_claimed(queue, taken): this transaction's claim took jobs from the
+ * queue, and holds the lanes it took them from until it ends
+ */
 Datum
 awa_note_claimed(PG_FUNCTION_ARGS)
 {
-	WakeNote   *n;
-
-	if (PG_ARGISNULL(0))
-		PG_RETURN_VOID();
-	n = note_for(PG_GETARG_TEXT_PP(0));
-	n->claimed = true;
-	if (!PG_ARGISNULL(1) && PG_GETARG_INT32(1) > 0)
-		n->taken += PG_GETARG_INT32(1);
+	if (!PG_ARGISNULL(0) && !PG_ARGISNULL(1) && PG_GETARG_INT32(1) > 0)
+		note_for(PG_GETARG_TEXT_PP(0))->taken += PG_GETARG_INT32(1);
 	PG_RETURN_VOID();
 }
 

@@ -108,7 +108,6 @@ DECLARE
     v_hint record;
     v_key bigint;
     v_now timestamptz;
-    v_locked boolean := false;
 BEGIN
     PERFORM awa.require_read_committed();
     PERFORM awa.check_claim(claim_now.queue, claim_now.max_batch, claim_now.deadline);
@@ -159,12 +158,10 @@ BEGIN
             -- took nothing, wrote nothing: the lane is free again at once (a transaction
             -- left open holds only the lanes it took from)
             PERFORM awa.private_xact_unlock(v_key);
-        ELSE
-            v_locked := true;
         END IF;
         v_left := v_left - v_rows;
     END LOOP;
-    IF v_locked THEN
+    IF v_left < claim_now.max_batch THEN
         PERFORM awa.note_claimed(claim_now.queue, claim_now.max_batch - v_left);
     END IF;
 END
