@@ -63,6 +63,7 @@ shmem_request(void)
 		prev_shmem_request_hook();
 	awa_shmem_request();
 	awa_wait_shmem_request();
+	awa_lane_marks_shmem_request();
 }
 
 static void
@@ -72,6 +73,7 @@ shmem_startup(void)
 		prev_shmem_startup_hook();
 	awa_shmem_startup();
 	awa_wait_shmem_startup();
+	awa_lane_marks_shmem_startup();
 }
 
 /* awa_bgw.databases must be a list of identifiers: "a,,b" is refused. */

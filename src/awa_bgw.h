@@ -148,6 +148,14 @@ extern void awa_shmem_request(void);
 extern void awa_shmem_startup(void);
 extern void awa_wait_shmem_request(void);
 extern void awa_wait_shmem_startup(void);
+extern void awa_lane_marks_shmem_request(void);
+extern void awa_lane_marks_shmem_startup(void);
+
+/* lanemarks.c */
+extern void awa_lane_bump(int32 lane);
+extern void awa_lane_marks_prepare(TransactionId xid);
+extern void awa_ready_child_entered(int32 slot);
+extern uint64 awa_ready_child_bound(int32 slot);
 extern AwaSharedState *awa_shared;
 extern AwaWorkerStatus *awa_status_attach(Oid dboid, const char *dbname);
 extern void awa_status_set_state(AwaWorkerStatus *st, AwaWorkerState state);

@@ -37,7 +37,8 @@
  * rolled back when it took nothing, so a waiting claimer holds no lock either.
  *
  *	awa.claim(queue, max_batch, deadline, wait)	the API's claim
- *	awa.note_enqueued(queue, n), awa.note_claimed(queue, taken)
+ *	awa.note_enqueued(queue, n, lane, ready_slot),
+ *	awa.note_claimed(queue, taken, lane)
  *	awa.claim_waiters()						who waits (pid, database, since)
  *
  * src/wait.c
@@ -105,10 +106,11 @@ typedef struct WaitState
 	Waiter		slots[FLEXIBLE_ARRAY_MEMBER];
 } WaitState;
 
-/* what this transaction did that may give a waiter work, per queue and level */
+/* what this transaction did that may give a waiter work, per queue, lane and level */
 typedef struct WakeNote
 {
 	uint32		queue_hash;
+	int32		lane;			/* its lane marks are bumped (src/lanemarks.c) */
 	int			level;			/* transaction nesting level that noted it */
 	int			enqueued;
 	int			taken;			/* > 0: it holds a lane of the queue to its end */
@@ -219,10 +221,23 @@ wait_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			for (i = 0; i < nnotes; i++)
-				wake_waiters(notes[i].queue_hash,
-							 note_wakes(&notes[i], event == XACT_EVENT_COMMIT ||
-										event == XACT_EVENT_PARALLEL_COMMIT));
+			{
+				bool		commit = event == XACT_EVENT_COMMIT ||
+					event == XACT_EVENT_PARALLEL_COMMIT;
+
+				/* its lane gained work: new entries, or taken ones given back */
+				if (commit ? notes[i].enqueued > 0 : notes[i].taken > 0)
+					awa_lane_bump(notes[i].lane);
+				wake_waiters(notes[i].queue_hash, note_wakes(&notes[i], commit));
+			}
 			break;
+		case XACT_EVENT_PRE_PREPARE:
+			/* its outcome comes in another session: no lane mark until then */
+			if (nnotes > 0)
+				awa_lane_marks_prepare(GetTopTransactionIdIfAny());
+			for (i = 0; i < nnotes; i++)
+				awa_lane_bump(notes[i].lane);
+			return;
 		case XACT_EVENT_PREPARE:
 			/* its jobs appear at COMMIT PREPARED, in another session: no wake */
 			break;
@@ -253,9 +268,12 @@ wait_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			notes[i].level = level - 1;
 			notes[kept++] = notes[i];
 		}
-		else
+		else if (notes[i].taken > 0)
+		{
 			/* rolled back: its enqueues never happened; its claims give back */
+			awa_lane_bump(notes[i].lane);
 			wake_waiters(notes[i].queue_hash, notes[i].taken);
+		}
 	}
 	nnotes = kept;
 }
@@ -275,7 +293,7 @@ register_callbacks(void)
 }
 
 static WakeNote *
-note_for(text *queue)
+note_for(text *queue, int32 lane)
 {
 	uint32		hash = queue_hash(queue);
 	int			level = GetCurrentTransactionNestLevel();
@@ -283,7 +301,7 @@ note_for(text *queue)
 
 	register_callbacks();
 	for (i = 0; i < nnotes; i++)
-		if (notes[i].queue_hash == hash && notes[i].level == level)
+		if (notes[i].queue_hash == hash && notes[i].lane == lane && notes[i].level == level)
 			return &notes[i];
 	if (nnotes == maxnotes)
 	{
@@ -296,28 +314,36 @@ note_for(text *queue)
 	}
 	memset(&notes[nnotes], 0, sizeof(WakeNote));
 	notes[nnotes].queue_hash = hash;
+	notes[nnotes].lane = lane;
 	notes[nnotes].level = level;
 	return &notes[nnotes++];
 }
 
-/* awa.note_enqueued(queue, n): this transaction enqueued n due jobs */
+/*
+ * awa.note_enqueued(queue, n, lane, ready_slot): this transaction entered n
+ * due jobs into the lane, in the ready child of ready_slot (whose txid bound
+ * is raised at once, src/lanemarks.c)
+ */
 Datum
 awa_note_enqueued(PG_FUNCTION_ARGS)
 {
-	if (!PG_ARGISNULL(0) && !PG_ARGISNULL(1) && PG_GETARG_INT32(1) > 0)
-		note_for(PG_GETARG_TEXT_PP(0))->enqueued += PG_GETARG_INT32(1);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(3) ||
+		PG_GETARG_INT32(1) <= 0)
+		PG_RETURN_VOID();
+	awa_ready_child_entered(PG_GETARG_INT32(3));
+	note_for(PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(2))->enqueued += PG_GETARG_INT32(1);
 	PG_RETURN_VOID();
 }
 
 /*
- * awa.note_claimed(queue, taken): this transaction's claim took jobs from the
- * queue, and holds the lanes it took them from until it ends
+ * awa.note_claimed(queue, taken, lane): this transaction's claim took jobs
+ * from the lane of the queue, and holds the lane until it ends
  */
 Datum
 awa_note_claimed(PG_FUNCTION_ARGS)
 {
-	if (!PG_ARGISNULL(0) && !PG_ARGISNULL(1) && PG_GETARG_INT32(1) > 0)
-		note_for(PG_GETARG_TEXT_PP(0))->taken += PG_GETARG_INT32(1);
+	if (!PG_ARGISNULL(0) && !PG_ARGISNULL(1) && !PG_ARGISNULL(2) && PG_GETARG_INT32(1) > 0)
+		note_for(PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(2))->taken += PG_GETARG_INT32(1);
 	PG_RETURN_VOID();
 }
 

@@ -56,6 +56,7 @@
 #include "utils/tuplestore.h"
 #include "utils/xid8.h"
 
+#include "src/awa_bgw.h"
 #include "src/dataplane.h"
 
 PG_FUNCTION_INFO_V1(awa_window_position);
@@ -467,9 +468,13 @@ child_empty(Relation ready, int slot)
 }
 
 /*
- * W(lo, hi) after the position (if given) over every ready child; a keys-only
- * scan that does not count (w->out NULL, the hint) stops at the first child
- * that has one.
+ * W(lo, hi) after the position (if given) over every ready child that may
+ * hold one of its entries; a keys-only scan that does not count (w->out NULL,
+ * the hint) stops at the first child that has one.
+ *
+ * An entry of W(lo, hi) is not visible in lo, so its txid is at least
+ * xmin(lo): a child whose txid bound (src/lanemarks.c, read after this
+ * statement's snapshot was taken) is below that has none, and is not opened.
  */
 static void
 scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *hi,
@@ -481,8 +486,13 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 	w->nsp = nsp;
 	for (s = 0; s < queue_slots && (w->out != NULL || w->counting || w->cands == NIL); s++)
 	{
-		Relation	ready = open_table(nsp, "ready_entries", s);
-		Opened	   *o = palloc0(sizeof(Opened));
+		Relation	ready;
+		Opened	   *o;
+
+		if (lo != NULL && awa_ready_child_bound(s) < U64(lo->xmin))
+			continue;
+		ready = open_table(nsp, "ready_entries", s);
+		o = palloc0(sizeof(Opened));
 
 		o->child = s;
 		o->rels[o->nrels++] = RelationGetRelid(ready);

@@ -70,14 +70,29 @@ AS $$
 $$;
 
 -- Which claims of this transaction may leave work for a waiting claimer, and which
--- jobs it enqueued (src/wait.c): read by its commit, which wakes the claimers waiting
--- for the queue.
-CREATE OR REPLACE FUNCTION awa.note_enqueued(p_queue text, p_jobs int) RETURNS void
+-- jobs it enqueued, per lane (src/wait.c): read by its end, which wakes the claimers
+-- waiting for the queue and clears the lane's empty mark (src/lanemarks.c). An
+-- enqueue notes the ready slot it wrote into at once, before it can commit: the
+-- claims' window reads skip a ready child whose entries are all older than the window
+-- (docs/storage.md A.12).
+CREATE OR REPLACE FUNCTION awa.note_enqueued(p_queue text, p_jobs int, p_lane int,
+                                             p_ready_slot int) RETURNS void
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_note_enqueued';
-CREATE OR REPLACE FUNCTION awa.note_claimed(p_queue text, p_taken int) RETURNS void
+CREATE OR REPLACE FUNCTION awa.note_claimed(p_queue text, p_taken int, p_lane int) RETURNS void
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_note_claimed';
+
+-- Empty-lane marks (docs/storage.md A.12, src/lanemarks.c): lane_look gives the lane's
+-- epoch, read before the statement that reads the lane takes its snapshot (NULL: the
+-- lane is marked empty and nothing has given it work since); a claim that held the
+-- lane's claim lock and took nothing marks it with lane_seen_empty.
+CREATE OR REPLACE FUNCTION awa.lane_look(p_lane int) RETURNS bigint
+LANGUAGE C VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'awa_lane_look';
+CREATE OR REPLACE FUNCTION awa.lane_seen_empty(p_lane int, p_epoch bigint) RETURNS void
+LANGUAGE C VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'awa_lane_seen_empty';
 
 -- The claims waiting now (src/wait.c).
 CREATE OR REPLACE FUNCTION awa.claim_waiters()
@@ -107,6 +122,7 @@ DECLARE
     v_rows int;
     v_hint record;
     v_key bigint;
+    v_epoch bigint;
     v_now timestamptz;
 BEGIN
     PERFORM awa.require_read_committed();
@@ -119,6 +135,10 @@ BEGIN
                   l.shard, l.lane_id
     LOOP
         EXIT WHEN v_left <= 0;
+        -- a lane marked empty, with nothing since that could have given it work, is
+        -- skipped; else its epoch is read before the snapshot of the read below
+        v_epoch := awa.lane_look(v_lane);
+        CONTINUE WHEN v_epoch IS NULL;
         -- the lane's claim lock, tried; a lane another claimer holds is waited for (a
         -- little) only while this claim has taken nothing and the lane looks as if it
         -- had work (read without the lock: a hint)
@@ -156,14 +176,14 @@ BEGIN
         GET DIAGNOSTICS v_rows = ROW_COUNT;
         IF v_rows = 0 THEN
             -- took nothing, wrote nothing: the lane is free again at once (a transaction
-            -- left open holds only the lanes it took from)
+            -- left open holds only the lanes it took from), and marked empty
             PERFORM awa.private_xact_unlock(v_key);
+            PERFORM awa.lane_seen_empty(v_lane, v_epoch);
+        ELSE
+            PERFORM awa.note_claimed(claim_now.queue, v_rows, v_lane);
         END IF;
         v_left := v_left - v_rows;
     END LOOP;
-    IF v_left < claim_now.max_batch THEN
-        PERFORM awa.note_claimed(claim_now.queue, claim_now.max_batch - v_left);
-    END IF;
 END
 $$;
 
