@@ -156,6 +156,19 @@ extern void awa_lane_bump(int32 lane);
 extern void awa_lane_marks_prepare(TransactionId xid);
 extern void awa_ready_child_entered(int32 slot);
 extern uint64 awa_ready_child_bound(int32 slot);
+extern bool awa_lane_marked(int32 lane, uint64 *epoch);
+extern void awa_lane_mark_empty(int32 lane, uint64 epoch);
+
+/* privlock.c: the private lock space (docs/storage.md A.2) */
+extern bool awa_private_lock(int64 key, bool dont_wait);
+extern bool awa_private_lock_for(int64 key, int32 timeout_ms);
+extern bool awa_private_unlock(int64 key);
+
+/* claim.c, tokens.c, wait.c */
+extern void awa_require_read_committed(void);
+extern int64 awa_new_lease_token(void);
+extern void awa_note_claimed_lane(text *queue, int taken, int32 lane);
+extern void awa_note_enqueued_lane(text *queue, int jobs, int32 lane, int32 ready_slot);
 extern AwaSharedState *awa_shared;
 extern AwaWorkerStatus *awa_status_attach(Oid dboid, const char *dbname);
 extern void awa_status_set_state(AwaWorkerStatus *st, AwaWorkerState state);

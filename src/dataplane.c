@@ -46,6 +46,7 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -115,6 +116,13 @@ column_number(Relation rel, const char *name)
 Relation
 open_table(Oid nsp, const char *family, int slot)
 {
+	return open_table_for(nsp, family, slot, AccessShareLock);
+}
+
+/* open_table with another lock (the caller's rights were checked for SELECT) */
+Relation
+open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode)
+{
 	char		name[NAMEDATALEN];
 	Oid			relid;
 
@@ -129,7 +137,7 @@ open_table(Oid nsp, const char *family, int slot)
 				 errmsg("relation \"awa.%s\" does not exist", name)));
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
-	return table_open(relid, AccessShareLock);
+	return table_open(relid, lockmode);
 }
 
 /* The plain btree index of heap whose leading keys are cols, with ACCESS SHARE. */
@@ -281,6 +289,83 @@ read_singleton(Oid nsp, const char *table, int ncols, const char *const *cols,
 }
 
 /*
+ * Direct inserts into a ring child (the C hot paths, src/claim.c and
+ * src/complete.c): the heap tuple and its index entries, as an INSERT into
+ * the child would write them. The callers give every column (defaults are
+ * theirs to compute); the ring children have no triggers and no constraints
+ * but NOT NULL, the partition bound and the fixed CHECKs of an outcome or a
+ * state, which the callers' constant values meet.
+ */
+void
+row_inserter_begin(RowInserter *ri, Relation rel)
+{
+	ri->rel = rel;
+	ri->estate = CreateExecutorState();
+	ri->rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(ri->rri, rel, 1, NULL, 0);
+	ExecOpenIndices(ri->rri, false);
+	ri->slot = ExecInitExtraTupleSlot(ri->estate, RelationGetDescr(rel), &TTSOpsHeapTuple);
+}
+
+void
+row_inserter_put(RowInserter *ri, Datum *values, bool *nulls)
+{
+	TupleDesc	desc = RelationGetDescr(ri->rel);
+	HeapTuple	tup;
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+		if (nulls[i] && TupleDescAttr(desc, i)->attnotnull)
+			elog(ERROR, "awa_bgw: no value for column %s of %s",
+				 NameStr(TupleDescAttr(desc, i)->attname), RelationGetRelationName(ri->rel));
+	tup = heap_form_tuple(desc, values, nulls);
+
+	ExecStoreHeapTuple(tup, ri->slot, false);
+	simple_table_tuple_insert(ri->rel, ri->slot);
+	ExecInsertIndexTuples(ri->rri, ri->slot, ri->estate, false, false, NULL, NIL);
+	ExecClearTuple(ri->slot);
+	heap_freetuple(tup);
+}
+
+void
+row_inserter_end(RowInserter *ri)
+{
+	ExecCloseIndices(ri->rri);
+	ExecDropSingleTupleTableSlot(ri->slot);
+	FreeExecutorState(ri->estate);
+}
+
+/*
+ * The ring's cursor from its rotation ledger: the newest row (by the ledger
+ * table's primary key, read backwards) visible to the active snapshot. False
+ * when the ledger is empty.
+ */
+bool
+ring_cursor_read(Oid nsp, const char *ring, int32 *slot, int64 *generation)
+{
+	static const char *const cols[] = {"generation"};
+	char		name[NAMEDATALEN];
+	Relation	rel;
+	ChildScan	cs;
+	bool		found;
+
+	snprintf(name, sizeof(name), "%s_ring_rotations", ring);
+	rel = open_table(nsp, name, -1);
+	child_scan_begin(&cs, rel, open_index(rel, 1, cols), 0);
+	index_rescan(cs.scan, NULL, 0, NULL, 0);
+	found = index_getnext_slot(cs.scan, BackwardScanDirection, cs.slot);
+	if (found)
+	{
+		bool		isnull;
+
+		*slot = get_int32(cs.slot, column_number(rel, "slot"), &isnull);
+		*generation = get_int64(cs.slot, column_number(rel, "generation"), &isnull);
+	}
+	child_scan_end(&cs);
+	return found;
+}
+
+/*
  * ring_cursor(ring): the ledger's newest row (by the ledger table's primary
  * key, read backwards), or under compat authority the singleton's columns.
  */
@@ -294,7 +379,6 @@ ring_cursor(FunctionCallInfo fcinfo, bool ledger_only)
 	char		name[NAMEDATALEN];
 	Oid			nsp;
 	bool		ledger = ledger_only;
-	Relation	rel;
 	Datum		values[2];
 	bool		nulls[2];
 
@@ -315,20 +399,16 @@ ring_cursor(FunctionCallInfo fcinfo, bool ledger_only)
 
 	if (ledger)
 	{
-		static const char *const cols[] = {"generation"};
-		ChildScan	cs;
+		int32		slot;
+		int64		generation;
 
-		snprintf(name, sizeof(name), "%s_ring_rotations", ring);
-		rel = open_table(nsp, name, -1);
-		child_scan_begin(&cs, rel, open_index(rel, 1, cols), 0);
-		index_rescan(cs.scan, NULL, 0, NULL, 0);
-		if (index_getnext_slot(cs.scan, BackwardScanDirection, cs.slot))
+		if (ring_cursor_read(nsp, ring, &slot, &generation))
 		{
-			values[0] = slot_getattr(cs.slot, column_number(rel, "slot"), &nulls[0]);
-			values[1] = slot_getattr(cs.slot, column_number(rel, "generation"), &nulls[1]);
+			values[0] = Int32GetDatum(slot);
+			values[1] = Int64GetDatum(generation);
+			nulls[0] = nulls[1] = false;
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
-		child_scan_end(&cs);
 	}
 	else
 	{

@@ -12,6 +12,8 @@
 #define AWA_DATAPLANE_H
 
 #include "access/genam.h"
+#include "nodes/pg_list.h"
+#include "storage/lockdefs.h"
 #include "executor/tuptable.h"
 #include "utils/rel.h"
 
@@ -24,9 +26,37 @@ typedef struct ChildScan
 	TupleTableSlot *slot;
 } ChildScan;
 
+/* one entry a window scan found, in the caller's output layout (windows.c) */
+typedef struct WindowEntry
+{
+	uint64		txid;
+	int64		seq;
+	int			child;			/* the ready slot it is in */
+	Datum	   *values;
+	bool	   *nulls;
+} WindowEntry;
+
+/* direct inserts into one ring child (dataplane.c) */
+typedef struct RowInserter
+{
+	Relation	rel;
+	struct EState *estate;
+	struct ResultRelInfo *rri;
+	TupleTableSlot *slot;
+} RowInserter;
+
+extern void row_inserter_begin(RowInserter *ri, Relation rel);
+extern void row_inserter_put(RowInserter *ri, Datum *values, bool *nulls);
+extern void row_inserter_end(RowInserter *ri);
+
 extern Oid	awa_namespace(void);
+extern bool ring_cursor_read(Oid nsp, const char *ring, int32 *slot, int64 *generation);
+extern List *window_take(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen,
+						 int32 claim_slots, int32 queue_slots, TupleDesc out,
+						 Datum *win_lo, Datum *win_hi);
 extern AttrNumber column_number(Relation rel, const char *name);
 extern Relation open_table(Oid nsp, const char *family, int slot);
+extern Relation open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode);
 extern Relation open_index(Relation heap, int ncols, const char *const *cols);
 extern void child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys);
 extern void child_scan_end(ChildScan *cs);

@@ -287,17 +287,17 @@ lane_instance(void)
  * the statement that reads the lane takes its snapshot; NULL when the lane is
  * marked empty at its current epoch (a claim skips it).
  */
-Datum
-awa_lane_look(PG_FUNCTION_ARGS)
+bool
+awa_lane_marked(int32 lane, uint64 *epoch)
 {
-	int32		lane = PG_GETARG_INT32(0);
 	LaneMark   *m;
 	uint64		e;
 	bool		empty;
 	Oid			inst;
 
+	*epoch = 0;
 	if (lane_marks == NULL)
-		PG_RETURN_INT64(0);
+		return false;
 	inst = lane_instance();
 	m = mark_of(lane);
 	e = pg_atomic_read_u64(&m->epoch);
@@ -306,7 +306,16 @@ awa_lane_look(PG_FUNCTION_ARGS)
 		m->empty_at == e;
 	SpinLockRelease(&m->mutex);
 	pg_memory_barrier();
-	if (empty && !lane_marks->distrust)
+	*epoch = e;
+	return empty && !lane_marks->distrust;
+}
+
+Datum
+awa_lane_look(PG_FUNCTION_ARGS)
+{
+	uint64		e;
+
+	if (awa_lane_marked(PG_GETARG_INT32(0), &e))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64((int64) e);
 }
@@ -316,16 +325,14 @@ awa_lane_look(PG_FUNCTION_ARGS)
  * claim lock, with a snapshot taken after it read epoch (awa.lane_look), found
  * nothing to take.
  */
-Datum
-awa_lane_seen_empty(PG_FUNCTION_ARGS)
+void
+awa_lane_mark_empty(int32 lane, uint64 epoch)
 {
-	int32		lane = PG_GETARG_INT32(0);
-	int64		epoch = PG_GETARG_INT64(1);
 	Oid			inst;
 	LaneMark   *m;
 
-	if (lane_marks == NULL || epoch < 0 || !pending_settled())
-		PG_RETURN_VOID();
+	if (lane_marks == NULL || !pending_settled())
+		return;
 	inst = lane_instance();
 	m = mark_of(lane);
 	SpinLockAcquire(&m->mutex);
@@ -333,7 +340,14 @@ awa_lane_seen_empty(PG_FUNCTION_ARGS)
 	m->db = MyDatabaseId;
 	m->instance = inst;
 	m->lane = lane;
-	m->empty_at = (uint64) epoch;
+	m->empty_at = epoch;
 	SpinLockRelease(&m->mutex);
+}
+
+Datum
+awa_lane_seen_empty(PG_FUNCTION_ARGS)
+{
+	if (PG_GETARG_INT64(1) >= 0)
+		awa_lane_mark_empty(PG_GETARG_INT32(0), (uint64) PG_GETARG_INT64(1));
 	PG_RETURN_VOID();
 }

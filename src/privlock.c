@@ -32,6 +32,8 @@
 #include "storage/lock.h"
 #include "utils/timestamp.h"
 
+#include "src/awa_bgw.h"
+
 /* field4 of a private lock's tag: "AW" */
 #define AWA_PRIVATE_LOCK_FIELD4 0x4157
 
@@ -53,8 +55,8 @@ private_lock_tag(LOCKTAG *tag, int64 key)
 }
 
 /* Takes the lock for this transaction; with dont_wait, only if free now. */
-static bool
-private_lock(int64 key, bool dont_wait)
+bool
+awa_private_lock(int64 key, bool dont_wait)
 {
 	LOCKTAG		tag;
 
@@ -63,11 +65,40 @@ private_lock(int64 key, bool dont_wait)
 		LOCKACQUIRE_NOT_AVAIL;
 }
 
+/* tried again every 200 us until timeout_ms have passed */
+bool
+awa_private_lock_for(int64 key, int32 timeout_ms)
+{
+	TimestampTz start = GetCurrentTimestamp();
+
+	for (;;)
+	{
+		if (awa_private_lock(key, true))
+			return true;
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
+			return false;
+		pg_usleep(200L);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* releases one hold of the lock; false when this transaction does not hold it */
+bool
+awa_private_unlock(int64 key)
+{
+	LOCKTAG		tag;
+
+	private_lock_tag(&tag, key);
+	if (!LockHeldByMe(&tag, ExclusiveLock))
+		return false;
+	return LockRelease(&tag, ExclusiveLock, false);
+}
+
 /* private_xact_lock(key bigint) RETURNS void: waits for the lock. */
 Datum
 awa_private_xact_lock(PG_FUNCTION_ARGS)
 {
-	(void) private_lock(PG_GETARG_INT64(0), false);
+	(void) awa_private_lock(PG_GETARG_INT64(0), false);
 	PG_RETURN_VOID();
 }
 
@@ -75,7 +106,7 @@ awa_private_xact_lock(PG_FUNCTION_ARGS)
 Datum
 awa_private_try_xact_lock(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(private_lock(PG_GETARG_INT64(0), true));
+	PG_RETURN_BOOL(awa_private_lock(PG_GETARG_INT64(0), true));
 }
 
 /*
@@ -88,19 +119,7 @@ awa_private_try_xact_lock(PG_FUNCTION_ARGS)
 Datum
 awa_private_try_xact_lock_for(PG_FUNCTION_ARGS)
 {
-	int64		key = PG_GETARG_INT64(0);
-	int32		timeout_ms = PG_GETARG_INT32(1);
-	TimestampTz start = GetCurrentTimestamp();
-
-	for (;;)
-	{
-		if (private_lock(key, true))
-			PG_RETURN_BOOL(true);
-		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), timeout_ms))
-			PG_RETURN_BOOL(false);
-		pg_usleep(200L);
-		CHECK_FOR_INTERRUPTS();
-	}
+	PG_RETURN_BOOL(awa_private_lock_for(PG_GETARG_INT64(0), PG_GETARG_INT32(1)));
 }
 
 /*
@@ -128,10 +147,5 @@ awa_private_xact_lock_held(PG_FUNCTION_ARGS)
 Datum
 awa_private_xact_unlock(PG_FUNCTION_ARGS)
 {
-	LOCKTAG		tag;
-
-	private_lock_tag(&tag, PG_GETARG_INT64(0));
-	if (!LockHeldByMe(&tag, ExclusiveLock))
-		PG_RETURN_BOOL(false);
-	PG_RETURN_BOOL(LockRelease(&tag, ExclusiveLock, false));
+	PG_RETURN_BOOL(awa_private_unlock(PG_GETARG_INT64(0)));
 }

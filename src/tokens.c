@@ -22,12 +22,14 @@
 
 #include "fmgr.h"
 
+#include "src/awa_bgw.h"
+
 PG_FUNCTION_INFO_V1(awa_lease_token);
 
 #define AWA_TOKEN_FLOOR	(INT64CONST(1) << 62)
 
-Datum
-awa_lease_token(PG_FUNCTION_ARGS)
+int64
+awa_new_lease_token(void)
 {
 	uint64		r;
 
@@ -35,5 +37,11 @@ awa_lease_token(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("could not generate a random attempt token")));
-	PG_RETURN_INT64((int64) ((r & (uint64) (AWA_TOKEN_FLOOR - 1)) | AWA_TOKEN_FLOOR));
+	return (int64) ((r & (uint64) (AWA_TOKEN_FLOOR - 1)) | AWA_TOKEN_FLOOR);
+}
+
+Datum
+awa_lease_token(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(awa_new_lease_token());
 }

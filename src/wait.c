@@ -324,14 +324,21 @@ note_for(text *queue, int32 lane)
  * due jobs into the lane, in the ready child of ready_slot (whose txid bound
  * is raised at once, src/lanemarks.c)
  */
+void
+awa_note_enqueued_lane(text *queue, int jobs, int32 lane, int32 ready_slot)
+{
+	if (jobs <= 0)
+		return;
+	awa_ready_child_entered(ready_slot);
+	note_for(queue, lane)->enqueued += jobs;
+}
+
 Datum
 awa_note_enqueued(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(3) ||
-		PG_GETARG_INT32(1) <= 0)
-		PG_RETURN_VOID();
-	awa_ready_child_entered(PG_GETARG_INT32(3));
-	note_for(PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(2))->enqueued += PG_GETARG_INT32(1);
+	if (!PG_ARGISNULL(0) && !PG_ARGISNULL(1) && !PG_ARGISNULL(2) && !PG_ARGISNULL(3))
+		awa_note_enqueued_lane(PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(1), PG_GETARG_INT32(2),
+							   PG_GETARG_INT32(3));
 	PG_RETURN_VOID();
 }
 
@@ -339,11 +346,18 @@ awa_note_enqueued(PG_FUNCTION_ARGS)
  * awa.note_claimed(queue, taken, lane): this transaction's claim took jobs
  * from the lane of the queue, and holds the lane until it ends
  */
+void
+awa_note_claimed_lane(text *queue, int taken, int32 lane)
+{
+	if (taken > 0)
+		note_for(queue, lane)->taken += taken;
+}
+
 Datum
 awa_note_claimed(PG_FUNCTION_ARGS)
 {
-	if (!PG_ARGISNULL(0) && !PG_ARGISNULL(1) && !PG_ARGISNULL(2) && PG_GETARG_INT32(1) > 0)
-		note_for(PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(2))->taken += PG_GETARG_INT32(1);
+	if (!PG_ARGISNULL(0) && !PG_ARGISNULL(1) && !PG_ARGISNULL(2))
+		awa_note_claimed_lane(PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(1), PG_GETARG_INT32(2));
 	PG_RETURN_VOID();
 }
 

@@ -85,15 +85,8 @@ typedef struct Position
 	int64		claim_seq;
 } Position;
 
-/* One entry a window scan found, in the caller's output layout. */
-typedef struct Cand
-{
-	uint64		txid;
-	int64		seq;
-	int			child;			/* the ready slot it is in */
-	Datum	   *values;
-	bool	   *nulls;
-} Cand;
+/* One entry a window scan found (dataplane.h). */
+typedef WindowEntry Cand;
 
 /* The relations one read of a child opened (and locked). */
 typedef struct Opened
@@ -595,6 +588,15 @@ lane_takes(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 cl
 	if (counted != NULL)
 		*counted = w.counted;
 	return taken;
+}
+
+/* lane_takes for a claim (src/claim.c): entries in out's layout */
+List *
+window_take(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 claim_slots,
+			int32 queue_slots, TupleDesc out, Datum *win_lo, Datum *win_hi)
+{
+	return lane_takes(lane_id, limit, claim_slot, claim_gen, claim_slots, queue_slots, out,
+					  win_lo, win_hi, NULL);
 }
 
 /*

@@ -110,82 +110,20 @@ LANGUAGE C VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_claim';
 
--- One claim of the queue's lanes, taking what is there now (called by awa.claim, which
--- runs as the extension's owner with its search_path).
+-- One claim of the queue's lanes, taking what is there now (src/claim.c; called by
+-- awa.claim, which runs as the extension's owner with its search_path). Per lane, in
+-- claim order (priority, then the shards from this backend's own): the empty-lane mark
+-- (awa.lane_look), the lane's claim lock (tried; a busy lane is waited for up to 10 ms
+-- only while nothing is taken and awa.window_has_work says it has work), a snapshot
+-- taken after the lock, awa.window_claimables' entries, one receipt each (a fresh
+-- awa.lease_token(), claim_seq from awa.claim_seq in (txid, lane_seq) order, the window
+-- on the receipt that ends the read), inserted into the current claim child; a lane that
+-- gave nothing is unlocked (awa.private_xact_unlock) and marked (awa.lane_seen_empty),
+-- one that gave jobs noted (awa.note_claimed). Each of those steps can be run by hand.
 CREATE OR REPLACE FUNCTION awa.claim_now(queue text, max_batch int, deadline interval)
 RETURNS SETOF awa.claimed_job
-LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-    v_left int := claim_now.max_batch;
-    v_lane int;
-    v_rows int;
-    v_hint record;
-    v_key bigint;
-    v_epoch bigint;
-    v_now timestamptz;
-BEGIN
-    PERFORM awa.require_read_committed();
-    PERFORM awa.check_claim(claim_now.queue, claim_now.max_batch, claim_now.deadline);
-    FOR v_lane IN
-        SELECT l.lane_id FROM awa.queue_lanes l
-         WHERE l.queue = claim_now.queue
-         ORDER BY l.priority, (l.shard + awa.lane_shards()
-                               - pg_backend_pid() % awa.lane_shards()) % awa.lane_shards(),
-                  l.shard, l.lane_id
-    LOOP
-        EXIT WHEN v_left <= 0;
-        -- a lane marked empty, with nothing since that could have given it work, is
-        -- skipped; else its epoch is read before the snapshot of the read below
-        v_epoch := awa.lane_look(v_lane);
-        CONTINUE WHEN v_epoch IS NULL;
-        -- the lane's claim lock, tried; a lane another claimer holds is waited for (a
-        -- little) only while this claim has taken nothing and the lane looks as if it
-        -- had work (read without the lock: a hint)
-        v_key := hashtextextended('awa.claim:' || v_lane, 0);
-        IF NOT awa.private_try_xact_lock(v_key) THEN
-            IF v_left < claim_now.max_batch THEN
-                CONTINUE;
-            END IF;
-            SELECT * INTO v_hint FROM awa.ring_cursor('claim');
-            CONTINUE WHEN NOT awa.window_has_work(v_lane, v_hint.slot, v_hint.generation,
-                                                  awa.ring_slot_count('claim'),
-                                                  awa.ring_slot_count('queue'))
-                       OR NOT awa.private_try_xact_lock_for(v_key, 10);
-        END IF;
-        v_now := clock_timestamp();
-        -- one statement whose snapshot is taken after the lock: the position, the
-        -- window(s), the receipts
-        RETURN QUERY
-        INSERT INTO awa.lease_claims AS c (claim_slot, claim_generation, job_id, run_lease,
-                                           lane_id, lane_seq, ready_slot, ready_generation,
-                                           queue, priority, kind, args, max_attempts,
-                                           created_at, claimed_at, deadline_at, claim_seq,
-                                           txid, win_lo, win_hi, attempt)
-        SELECT k.slot, k.generation, r.job_id, awa.lease_token(), r.lane_id, r.lane_seq,
-               r.ready_slot, r.ready_generation, r.queue, r.priority, r.kind, r.args,
-               r.max_attempts, r.created_at, v_now, v_now + claim_now.deadline,
-               nextval('awa.claim_seq'), r.txid, r.win_lo, r.win_hi, r.attempt
-          FROM awa.ring_cursor('claim') k,
-               awa.window_claimables(v_lane, v_left, k.slot, k.generation,
-                                     awa.ring_slot_count('claim'),
-                                     awa.ring_slot_count('queue')) r
-         ORDER BY r.txid, r.lane_seq
-        RETURNING c.job_id, c.run_lease, c.queue, c.kind, c.args, c.priority, c.attempt,
-                  c.max_attempts, c.created_at, c.claimed_at, c.deadline_at;
-        GET DIAGNOSTICS v_rows = ROW_COUNT;
-        IF v_rows = 0 THEN
-            -- took nothing, wrote nothing: the lane is free again at once (a transaction
-            -- left open holds only the lanes it took from), and marked empty
-            PERFORM awa.private_xact_unlock(v_key);
-            PERFORM awa.lane_seen_empty(v_lane, v_epoch);
-        ELSE
-            PERFORM awa.note_claimed(claim_now.queue, v_rows, v_lane);
-        END IF;
-        v_left := v_left - v_rows;
-    END LOOP;
-END
-$$;
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'awa_claim_now';
 
 -- What prune, cancel and the counts ask of a lane's position (as in 71_claim.sql):
 

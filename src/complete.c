@@ -1,0 +1,245 @@
+/*-------------------------------------------------------------------------
+ *
+ * complete.c
+ *	  Completing one attempt in 0.9, in C (docs/storage.md §A.13):
+ *	  awa.complete(job_id, run_lease).
+ *
+ * What the PL/pgSQL complete does (72_attempts.sql), step for step: READ
+ * COMMITTED; the attempt's lock (private, keyed by hashtextextended of
+ * 'awa.attempt:<job_id>:<run_lease>'); with a snapshot taken after the lock,
+ * the attempt's open receipt (the claim children probed from the current
+ * claim slot backwards by (job_id, run_lease), the first one holding it; open
+ * when its slot has no closure for it); then what close_attempts writes for
+ * 'completed': a closure in the receipt's claim slot, a done entry (run_lease:
+ * the attempt number) in the current queue slot. Both rows go straight into
+ * the ring children (dataplane.c's row inserter).
+ *
+ * src/complete.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "src/awa_bgw.h"
+#include "src/dataplane.h"
+
+PG_FUNCTION_INFO_V1(awa_complete);
+
+#define AWA_CLAIM_SLOTS		8
+
+/* the columns of an open receipt that closing it needs */
+static const char *const receipt_cols[] = {
+	"claim_slot", "claim_generation", "job_id", "run_lease", "attempt", "lane_id",
+	"lane_seq", "queue", "priority", "kind", "created_at"
+};
+#define NRECEIPT lengthof(receipt_cols)
+
+typedef struct Receipt
+{
+	Datum		values[NRECEIPT];
+	bool		nulls[NRECEIPT];
+} Receipt;
+
+/* awa.attempt_lock_key(job_id, run_lease) */
+static int64
+attempt_key(int64 job_id, int64 run_lease)
+{
+	char		buf[64];
+	int			n = snprintf(buf, sizeof(buf), "awa.attempt:" INT64_FORMAT ":" INT64_FORMAT,
+							 job_id, run_lease);
+
+	return DatumGetInt64(hash_any_extended((unsigned char *) buf, n, 0));
+}
+
+/* whether the index scan on (job_id, run_lease) finds the attempt */
+static bool
+probe(ChildScan *cs, int64 job_id, int64 run_lease)
+{
+	ScanKeyData keys[2];
+
+	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(job_id));
+	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(run_lease));
+	index_rescan(cs->scan, keys, 2, NULL, 0);
+	return index_getnext_slot(cs->scan, ForwardScanDirection, cs->slot);
+}
+
+/*
+ * The attempt's receipt, from the newest claim child that holds it; true when
+ * it is there and open (no closure for it in its slot).
+ */
+static bool
+open_receipt(Oid nsp, int64 job_id, int64 run_lease, Receipt *r)
+{
+	static const char *const cols[] = {"job_id", "run_lease"};
+	int32		claim_slot;
+	int64		claim_gen;
+	int64		k;
+
+	if (!ring_cursor_read(nsp, "claim", &claim_slot, &claim_gen))
+		return false;
+	check_slots(claim_slot, claim_gen, AWA_CLAIM_SLOTS);
+	for (k = 0; k <= Min(claim_gen, (int64) AWA_CLAIM_SLOTS - 1); k++)
+	{
+		int			s = ring_slot(claim_slot, k, AWA_CLAIM_SLOTS);
+		Relation	heap = open_table(nsp, "lease_claims", s);
+		ChildScan	cs;
+		bool		found;
+		bool		open = false;
+		int			i;
+
+		child_scan_begin(&cs, heap, open_index(heap, 2, cols), 2);
+		found = probe(&cs, job_id, run_lease);
+		if (found)
+		{
+			Relation	x = open_table(nsp, "lease_claim_closures", s);
+			ChildScan	xs;
+
+			child_scan_begin(&xs, x, open_index(x, 2, cols), 2);
+			open = !probe(&xs, job_id, run_lease);
+			child_scan_end(&xs);
+			for (i = 0; open && i < (int) NRECEIPT; i++)
+			{
+				AttrNumber	a = column_number(heap, receipt_cols[i]);
+				Form_pg_attribute att = TupleDescAttr(RelationGetDescr(heap), a - 1);
+
+				r->values[i] = slot_getattr(cs.slot, a, &r->nulls[i]);
+				if (!r->nulls[i])
+					r->values[i] = datumCopy(r->values[i], att->attbyval, att->attlen);
+			}
+		}
+		child_scan_end(&cs);
+		if (found)
+			return open;
+	}
+	return false;
+}
+
+/* one row into a ring child, its columns given by name (the rest NULL) */
+static void
+insert_named(Relation rel, int n, const char *const *names, Datum *values, bool *nulls)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Datum	   *row = palloc0(desc->natts * sizeof(Datum));
+	bool	   *rnulls = palloc(desc->natts * sizeof(bool));
+	RowInserter ri;
+	int			i;
+
+	memset(rnulls, true, desc->natts * sizeof(bool));
+	for (i = 0; i < n; i++)
+	{
+		AttrNumber	a = column_number(rel, names[i]);
+
+		row[a - 1] = values[i];
+		rnulls[a - 1] = nulls[i];
+	}
+	row_inserter_begin(&ri, rel);
+	row_inserter_put(&ri, row, rnulls);
+	row_inserter_end(&ri);
+}
+
+/* r's column by name */
+static Datum
+rcol(Receipt *r, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < (int) NRECEIPT; i++)
+		if (strcmp(receipt_cols[i], name) == 0)
+			return r->values[i];
+	elog(ERROR, "no receipt column %s", name);
+	return (Datum) 0;
+}
+
+/* close_attempts(ARRAY[r], 'completed', 'completed', NULL) */
+static void
+close_completed(Oid nsp, Receipt *r)
+{
+	static const char *const xcols[] = {
+		"claim_slot", "claim_generation", "job_id", "run_lease", "outcome", "closed_at"
+	};
+	static const char *const dcols[] = {
+		"ready_slot", "ready_generation", "job_id", "run_lease", "lane_id", "lane_seq",
+		"queue", "priority", "kind", "state", "created_at", "finished_at"
+	};
+	Datum		now = TimestampTzGetDatum(GetCurrentTimestamp());
+	Datum		completed = CStringGetTextDatum("completed");
+	Datum		xv[lengthof(xcols)];
+	bool		xn[lengthof(xcols)] = {0};
+	Datum		dv[lengthof(dcols)];
+	bool		dn[lengthof(dcols)] = {0};
+	int32		queue_slot;
+	int64		queue_gen;
+	Relation	rel;
+
+	xv[0] = rcol(r, "claim_slot");
+	xv[1] = rcol(r, "claim_generation");
+	xv[2] = rcol(r, "job_id");
+	xv[3] = rcol(r, "run_lease");
+	xv[4] = completed;
+	xv[5] = now;
+	rel = open_table_for(nsp, "lease_claim_closures", DatumGetInt32(xv[0]), RowExclusiveLock);
+	insert_named(rel, lengthof(xcols), xcols, xv, xn);
+	table_close(rel, NoLock);
+
+	if (!ring_cursor_read(nsp, "queue", &queue_slot, &queue_gen))
+		elog(ERROR, "the queue ring has no cursor");
+	dv[0] = Int32GetDatum(queue_slot);
+	dv[1] = Int64GetDatum(queue_gen);
+	dv[2] = rcol(r, "job_id");
+	dv[3] = rcol(r, "attempt");
+	dv[4] = rcol(r, "lane_id");
+	dv[5] = rcol(r, "lane_seq");
+	dv[6] = rcol(r, "queue");
+	dv[7] = rcol(r, "priority");
+	dv[8] = rcol(r, "kind");
+	dv[9] = completed;
+	dv[10] = rcol(r, "created_at");
+	dv[11] = now;
+	rel = open_table_for(nsp, "done_entries", queue_slot, RowExclusiveLock);
+	insert_named(rel, lengthof(dcols), dcols, dv, dn);
+	table_close(rel, NoLock);
+}
+
+/*
+ * awa.complete(job_id bigint, run_lease bigint) RETURNS boolean: false when
+ * the attempt has no open receipt (completed, failed, rescued, cancelled, or
+ * never claimed: a wrong token).
+ */
+Datum
+awa_complete(PG_FUNCTION_ARGS)
+{
+	int64		job_id;
+	int64		run_lease;
+	Oid			nsp;
+	Receipt		r;
+	bool		open;
+
+	awa_require_read_committed();
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_BOOL(false);
+	job_id = PG_GETARG_INT64(0);
+	run_lease = PG_GETARG_INT64(1);
+	(void) awa_private_lock(attempt_key(job_id, run_lease), false);
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	nsp = awa_namespace();
+	open = open_receipt(nsp, job_id, run_lease, &r);
+	if (open)
+		close_completed(nsp, &r);
+	PopActiveSnapshot();
+	PG_RETURN_BOOL(open);
+}
