@@ -69,29 +69,13 @@ END
 $$;
 
 -- Appends ready entries for jobs of one (queue, priority), due now, into the current
--- queue slot: no lock; each entry records this transaction's xid (the claim order,
--- windows of snapshots, comes from it). lane_seq is taken in job_id order.
+-- queue slot (src/enqueue.c): no lock; each entry records this transaction's xid (the
+-- claim order, windows of snapshots, comes from it); lane_seq is taken in job_id order.
+-- The lane is awa.enqueue_lane's (awa.ensure_lanes registers it first when needed), the
+-- slot awa.ring_cursor('queue')'s; then awa.note_enqueued: the slot's txid bound rises
+-- at once, and the commit wakes that many claimers waiting for the queue and clears the
+-- lane's empty mark (src/wait.c, src/lanemarks.c).
 CREATE OR REPLACE FUNCTION awa.enqueue_ready(p_queue text, p_priority smallint, p_jobs awa.new_job[])
 RETURNS void
-LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-    v_lane int := awa.enqueue_lane(p_queue, p_priority);
-    v_slot int;
-BEGIN
-    WITH e AS (
-        INSERT INTO awa.ready_entries (ready_slot, ready_generation, lane_id, lane_seq, job_id,
-                                       queue, priority, kind, args, attempt, max_attempts,
-                                       created_at, txid)
-        SELECT c.slot, c.generation, v_lane, nextval('awa.lane_seq'), j.job_id,
-               p_queue, p_priority, j.kind, j.args, j.attempt, j.max_attempts, j.created_at,
-               pg_current_xact_id()
-          FROM awa.ring_cursor('queue') c,
-               (SELECT * FROM unnest(p_jobs) ORDER BY job_id) j
-        RETURNING ready_slot)
-    SELECT min(e.ready_slot) INTO v_slot FROM e;
-    -- the slot's txid bound rises now; the commit wakes that many claimers waiting for
-    -- the queue and clears the lane's empty mark (src/wait.c, src/lanemarks.c)
-    PERFORM awa.note_enqueued(p_queue, cardinality(p_jobs), v_lane, v_slot);
-END
-$$;
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'awa_enqueue_ready';

@@ -1,0 +1,277 @@
+/*-------------------------------------------------------------------------
+ *
+ * enqueue.c
+ *	  Entering due jobs into the queue ring in 0.9, in C (docs/storage.md
+ *	  §A.13): awa.enqueue_ready(queue, priority, jobs), which awa.enqueue,
+ *	  enqueue_batch, retries and the worker's promotion call.
+ *
+ * What the PL/pgSQL enqueue_ready did, step for step: the producer's lane
+ * (its backend's shard of (queue, priority), the lowest lane registered for
+ * it; awa.ensure_lanes registers them first when there is none), the queue
+ * cursor, then one ready entry per job in job_id order (lane_seq from
+ * awa.lane_seq, txid this transaction's top-level xid), inserted straight
+ * into the ready child of the current queue slot; then the note
+ * (awa.note_enqueued: the slot's txid bound at once, the wake-ups and the
+ * lane's mark at commit). No lock is taken but the child's ROW EXCLUSIVE.
+ *
+ * src/enqueue.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/sequence.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/typcache.h"
+#include "utils/xid8.h"
+
+#include "src/awa_bgw.h"
+#include "src/dataplane.h"
+
+PG_FUNCTION_INFO_V1(awa_enqueue_ready);
+
+#define AWA_LANE_SHARDS		4
+#define AWA_QUEUE_SLOTS		16
+
+/* the fields of an awa.new_job that an entry takes */
+static const char *const job_fields[] = {
+	"job_id", "kind", "args", "attempt", "max_attempts", "created_at"
+};
+#define NJOB lengthof(job_fields)
+
+typedef struct Job
+{
+	int64		job_id;
+	Datum		values[NJOB];
+	bool		nulls[NJOB];
+} Job;
+
+/* the lowest lane of (queue, priority, shard) visible now; 0: none */
+static int32
+producer_lane(Oid nsp, text *queue, int16 priority, int32 shard)
+{
+	static const char *const cols[] = {"queue", "priority", "shard"};
+	Relation	heap = open_table(nsp, "queue_lanes", -1);
+	AttrNumber	a_lane = column_number(heap, "lane_id");
+	ChildScan	cs;
+	ScanKeyData keys[3];
+	int32		lane = 0;
+
+	child_scan_begin(&cs, heap, open_index(heap, 3, cols), 3);
+	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
+						   cs.index->rd_indcollation[0], F_TEXTEQ, PointerGetDatum(queue));
+	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum(priority));
+	ScanKeyInit(&keys[2], 3, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(shard));
+	index_rescan(cs.scan, keys, 3, NULL, 0);
+	while (index_getnext_slot(cs.scan, ForwardScanDirection, cs.slot))
+	{
+		bool		isnull;
+		int32		l = get_int32(cs.slot, a_lane, &isnull);
+
+		if (lane == 0 || l < lane)
+			lane = l;
+	}
+	child_scan_end(&cs);
+	return lane;
+}
+
+/* awa.ensure_lanes(queue, priority) (PL/pgSQL: the max_queues rule lives there) */
+static void
+ensure_lanes(text *queue, int16 priority)
+{
+	Oid			argtypes[2] = {TEXTOID, INT2OID};
+	Oid			fn = LookupFuncName(list_make2(makeString("awa"), makeString("ensure_lanes")),
+									2, argtypes, false);
+
+	OidFunctionCall2(fn, PointerGetDatum(queue), Int16GetDatum(priority));
+}
+
+/* the producer's lane, registered first when there is none */
+static int32
+enqueue_lane(Oid nsp, text *queue, int16 priority)
+{
+	int32		shard = MyProcPid % AWA_LANE_SHARDS;
+	int32		lane = producer_lane(nsp, queue, priority, shard);
+
+	if (lane != 0)
+		return lane;
+	ensure_lanes(queue, priority);
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	lane = producer_lane(nsp, queue, priority, shard);
+	PopActiveSnapshot();
+	if (lane == 0)
+		elog(ERROR, "awa_bgw: no lane for the queue after registering it");
+	return lane;
+}
+
+static int
+job_cmp(const void *a, const void *b)
+{
+	int64		x = ((const Job *) a)->job_id;
+	int64		y = ((const Job *) b)->job_id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the jobs of the array, in job_id order */
+static Job *
+read_jobs(ArrayType *arr, int *njobs)
+{
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	TupleDesc	desc = lookup_rowtype_tupdesc(elemtype, -1);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *enulls;
+	Job		   *jobs;
+	int			i;
+	int			f;
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &enulls, njobs);
+	jobs = palloc(Max(*njobs, 1) * sizeof(Job));
+	for (i = 0; i < *njobs; i++)
+	{
+		HeapTupleHeader th;
+		HeapTupleData tup;
+
+		if (enulls[i])
+			elog(ERROR, "awa_bgw: a NULL job in enqueue_ready");
+		th = DatumGetHeapTupleHeader(elems[i]);
+		tup.t_len = HeapTupleHeaderGetDatumLength(th);
+		tup.t_data = th;
+		ItemPointerSetInvalid(&tup.t_self);
+		tup.t_tableOid = InvalidOid;
+		for (f = 0; f < (int) NJOB; f++)
+		{
+			int			a;
+
+			for (a = 0; a < desc->natts; a++)
+				if (strcmp(NameStr(TupleDescAttr(desc, a)->attname), job_fields[f]) == 0)
+					break;
+			if (a == desc->natts)
+				elog(ERROR, "awa.new_job has no field %s", job_fields[f]);
+			jobs[i].values[f] = heap_getattr(&tup, a + 1, desc, &jobs[i].nulls[f]);
+		}
+		jobs[i].job_id = DatumGetInt64(jobs[i].values[0]);
+	}
+	ReleaseTupleDesc(desc);
+	qsort(jobs, *njobs, sizeof(Job), job_cmp);
+	return jobs;
+}
+
+/* one ready entry per job into the child of the current queue slot */
+static int32
+insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int njobs)
+{
+	static const char *const fixed[] = {
+		"ready_slot", "ready_generation", "lane_id", "lane_seq", "queue", "priority",
+		"txid", "enqueued_at"
+	};
+	Relation	child;
+	TupleDesc	desc;
+	RowInserter ri;
+	Oid			seq = get_relname_relid("lane_seq", nsp);
+	Datum		txid = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	Datum		now = TimestampTzGetDatum(GetCurrentTimestamp());
+	AttrNumber	at_fixed[lengthof(fixed)];
+	AttrNumber	at_job[NJOB];
+	Datum	   *row;
+	bool	   *nulls;
+	int32		slot;
+	int64		gen;
+	int			i;
+	int			f;
+
+	if (!OidIsValid(seq))
+		elog(ERROR, "awa.lane_seq does not exist");
+	if (!ring_cursor_read(nsp, "queue", &slot, &gen))
+		elog(ERROR, "the queue ring has no cursor");
+	check_slots(slot, gen, AWA_QUEUE_SLOTS);
+	child = open_table_for(nsp, "ready_entries", slot, RowExclusiveLock);
+	desc = RelationGetDescr(child);
+	for (f = 0; f < (int) lengthof(fixed); f++)
+		at_fixed[f] = column_number(child, fixed[f]);
+	for (f = 0; f < (int) NJOB; f++)
+		at_job[f] = column_number(child, job_fields[f]);
+	row = palloc0(desc->natts * sizeof(Datum));
+	nulls = palloc(desc->natts * sizeof(bool));
+	row_inserter_begin(&ri, child);
+	for (i = 0; i < njobs; i++)
+	{
+		Datum		fv[lengthof(fixed)];
+
+		fv[0] = Int32GetDatum(slot);
+		fv[1] = Int64GetDatum(gen);
+		fv[2] = Int32GetDatum(lane);
+		fv[3] = Int64GetDatum(nextval_internal(seq, false));
+		fv[4] = PointerGetDatum(queue);
+		fv[5] = Int16GetDatum(priority);
+		fv[6] = txid;
+		fv[7] = now;
+		memset(nulls, true, desc->natts * sizeof(bool));
+		for (f = 0; f < (int) lengthof(fixed); f++)
+		{
+			row[at_fixed[f] - 1] = fv[f];
+			nulls[at_fixed[f] - 1] = false;
+		}
+		for (f = 0; f < (int) NJOB; f++)
+		{
+			row[at_job[f] - 1] = jobs[i].values[f];
+			nulls[at_job[f] - 1] = jobs[i].nulls[f];
+		}
+		row_inserter_put(&ri, row, nulls);
+	}
+	row_inserter_end(&ri);
+	table_close(child, NoLock);
+	return slot;
+}
+
+/*
+ * awa.enqueue_ready(queue text, priority smallint, jobs awa.new_job[])
+ *		RETURNS void
+ */
+Datum
+awa_enqueue_ready(PG_FUNCTION_ARGS)
+{
+	text	   *queue;
+	int16		priority;
+	Oid			nsp;
+	Job		   *jobs;
+	int			njobs;
+	int32		lane;
+	int32		slot;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		elog(ERROR, "awa_bgw: enqueue_ready needs a queue, a priority and jobs");
+	queue = PG_GETARG_TEXT_PP(0);
+	priority = PG_GETARG_INT16(1);
+	jobs = read_jobs(PG_GETARG_ARRAYTYPE_P(2), &njobs);
+	nsp = awa_namespace();
+	lane = enqueue_lane(nsp, queue, priority);
+	if (njobs == 0)
+		PG_RETURN_VOID();
+	slot = insert_entries(nsp, queue, priority, lane, jobs, njobs);
+	awa_note_enqueued_lane(queue, njobs, lane, slot);
+	PG_RETURN_VOID();
+}
