@@ -102,23 +102,7 @@ awa_require_read_committed(void)
 static void
 check_claim(FunctionCallInfo fcinfo)
 {
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("invalid queue NULL"),
-				 errhint("A queue is a text of 1 to 200 characters.")));
-	else
-	{
-		text	   *q = PG_GETARG_TEXT_PP(0);
-		int			len = pg_mbstrlen_with_len(VARDATA_ANY(q), VARSIZE_ANY_EXHDR(q));
-
-		if (len == 0 || len > 200)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 len == 0 ? errmsg("invalid queue ''") :
-					 errmsg("invalid queue (%d characters)", len),
-					 errhint("A queue is a text of 1 to 200 characters.")));
-	}
+	awa_check_name("queue", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0));
 	if (PG_ARGISNULL(1) || PG_GETARG_INT32(1) < 1 || PG_GETARG_INT32(1) > 1000)
 	{
 		char		num[16];

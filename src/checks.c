@@ -1,0 +1,128 @@
+/*-------------------------------------------------------------------------
+ *
+ * checks.c
+ *	  The validation of a job, in C for 0.9 (docs/storage.md §A.13):
+ *	  awa.check_job(queue, kind, args, priority, run_at, max_attempts), which
+ *	  enqueue, enqueue_batch (once per job) and register_queue call.
+ *
+ * The rules, messages, SQLSTATEs and hints are those of the PL/pgSQL
+ * check_name, check_payload and check_job of 70_jobs.sql (which 0.7 and 0.8
+ * keep), in the same order; sql/06_api.sql and sql/10_hostile.sql check them
+ * on every version.
+ *
+ * src/checks.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/timestamp.h"
+
+#include "src/awa_bgw.h"
+
+PG_FUNCTION_INFO_V1(awa_check_job);
+
+/* awa.check_name(what, value): a text of 1 to 200 characters */
+void
+awa_check_name(const char *what, text *value)
+{
+	int			len;
+
+	if (value == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("invalid %s NULL", what),
+				 errhint("A %s is a text of 1 to 200 characters.", what)));
+	len = pg_mbstrlen_with_len(VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value));
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid %s ''", what),
+				 errhint("A %s is a text of 1 to 200 characters.", what)));
+	if (len > 200)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid %s (%d characters)", what, len),
+				 errhint("A %s is a text of 1 to 200 characters.", what)));
+}
+
+/* awa.check_payload(what, bytes): at most awa_bgw.max_payload_size */
+static void
+check_payload(const char *what, int64 bytes)
+{
+	int64		max = (int64) awa_bgw_max_payload_size * 1024;
+
+	if (bytes > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s of " INT64_FORMAT " bytes is larger than "
+						"awa_bgw.max_payload_size (" INT64_FORMAT " bytes)",
+						what, bytes, max),
+				 errhint("Keep large data in a table of your own and pass its key; "
+						 "a superuser can raise awa_bgw.max_payload_size.")));
+}
+
+static void
+check_args(FunctionCallInfo fcinfo)
+{
+	Datum		args;
+	char	   *type;
+
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("job args must be a JSON object, not NULL"),
+				 errhint("Pass a jsonb object, for example '{\"id\": 42}'.")));
+	args = PG_GETARG_DATUM(2);
+	type = TextDatumGetCString(DirectFunctionCall1(jsonb_typeof, args));
+	if (strcmp(type, "object") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("job args must be a JSON object, not %s", type),
+				 errhint("Pass a jsonb object, for example '{\"id\": 42}'.")));
+	check_payload("job args", (int64) toast_datum_size(args));
+}
+
+/*
+ * awa.check_job(queue text, kind text, args jsonb, priority smallint,
+ *				 run_at timestamptz, max_attempts int) RETURNS void
+ */
+Datum
+awa_check_job(PG_FUNCTION_ARGS)
+{
+	awa_check_name("queue", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0));
+	awa_check_name("kind", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1));
+	check_args(fcinfo);
+	if (PG_ARGISNULL(3) || PG_GETARG_INT16(3) < 0 || PG_GETARG_INT16(3) > 9)
+	{
+		char		num[16];
+
+		if (!PG_ARGISNULL(3))
+			snprintf(num, sizeof(num), "%d", (int) PG_GETARG_INT16(3));
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("priority %s is out of range", PG_ARGISNULL(3) ? "NULL" : num),
+				 errhint("Priorities run from 0 (most urgent) to 9.")));
+	}
+	if (PG_ARGISNULL(4) || TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(4)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("run_at must be a finite timestamp")));
+	if (PG_ARGISNULL(5) || PG_GETARG_INT32(5) < 1 || PG_GETARG_INT32(5) > 1000)
+	{
+		char		num[16];
+
+		if (!PG_ARGISNULL(5))
+			snprintf(num, sizeof(num), "%d", PG_GETARG_INT32(5));
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_attempts %s is out of range", PG_ARGISNULL(5) ? "NULL" : num),
+				 errhint("max_attempts runs from 1 to 1000.")));
+	}
+	PG_RETURN_VOID();
+}
