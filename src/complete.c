@@ -12,7 +12,8 @@
  * when its slot has no closure for it); then what close_attempts writes for
  * 'completed': a closure in the receipt's claim slot, a done entry (run_lease:
  * the attempt number) in the current queue slot. Both rows go straight into
- * the ring children (dataplane.c's row inserter).
+ * the ring children (dataplane.c's row inserter). complete_batch does the same
+ * for up to 1000 attempts, their locks taken in key order.
  *
  * src/complete.c
  *
@@ -25,6 +26,9 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/tuplestore.h"
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
@@ -38,6 +42,7 @@
 #include "src/dataplane.h"
 
 PG_FUNCTION_INFO_V1(awa_complete);
+PG_FUNCTION_INFO_V1(awa_complete_batch);
 
 #define AWA_CLAIM_SLOTS		8
 
@@ -242,4 +247,129 @@ awa_complete(PG_FUNCTION_ARGS)
 		close_completed(nsp, &r);
 	PopActiveSnapshot();
 	PG_RETURN_BOOL(open);
+}
+
+/* one attempt of a batch */
+typedef struct BatchAttempt
+{
+	int64		job_id;
+	int64		run_lease;
+	int64		key;
+} BatchAttempt;
+
+static int
+by_key(const void *a, const void *b)
+{
+	int64		x = ((const BatchAttempt *) a)->key;
+	int64		y = ((const BatchAttempt *) b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+by_attempt(const void *a, const void *b)
+{
+	const BatchAttempt *x = a;
+	const BatchAttempt *y = b;
+
+	if (x->job_id != y->job_id)
+		return x->job_id < y->job_id ? -1 : 1;
+	return x->run_lease < y->run_lease ? -1 : x->run_lease > y->run_lease;
+}
+
+/* the distinct attempts named pairwise by the two arrays (NULLs skipped) */
+static BatchAttempt *
+batch_attempts(ArrayType *jobs_a, ArrayType *leases_a, int *n)
+{
+	Datum	   *jobs;
+	Datum	   *leases;
+	bool	   *jn;
+	bool	   *ln;
+	int			nj;
+	int			nl;
+	int			i;
+	int			m = 0;
+	BatchAttempt *att;
+
+	deconstruct_array(jobs_a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &jobs, &jn, &nj);
+	deconstruct_array(leases_a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &leases, &ln,
+					  &nl);
+	att = palloc(Max(nj, 1) * sizeof(BatchAttempt));
+	for (i = 0; i < nj && i < nl; i++)
+	{
+		if (jn[i] || ln[i])
+			continue;
+		att[m].job_id = DatumGetInt64(jobs[i]);
+		att[m].run_lease = DatumGetInt64(leases[i]);
+		att[m].key = attempt_key(att[m].job_id, att[m].run_lease);
+		m++;
+	}
+	if (m > 1)
+	{
+		int			k = 1;
+
+		qsort(att, m, sizeof(BatchAttempt), by_attempt);
+		for (i = 1; i < m; i++)
+			if (by_attempt(&att[i], &att[k - 1]) != 0)
+				att[k++] = att[i];
+		m = k;
+	}
+	*n = m;
+	return att;
+}
+
+/*
+ * awa.complete_batch(job_ids bigint[], run_leases bigint[])
+ *		RETURNS TABLE (job_id bigint, run_lease bigint)
+ *
+ * The attempts it completed, ordered by (job_id, run_lease).
+ */
+Datum
+awa_complete_batch(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	BatchAttempt *att;
+	int			n;
+	int			i;
+	Oid			nsp;
+
+	awa_require_read_committed();
+	if (PG_ARGISNULL(0) != PG_ARGISNULL(1) ||
+		(!PG_ARGISNULL(0) &&
+		 (ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(0)), ARR_DIMS(PG_GETARG_ARRAYTYPE_P(0))) !=
+		  ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(1)), ARR_DIMS(PG_GETARG_ARRAYTYPE_P(1))) ||
+		  ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(0)), ARR_DIMS(PG_GETARG_ARRAYTYPE_P(0))) > 1000)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("job_ids and run_leases must be arrays of the same length (at most 1000)"),
+				 errhint("Pass the job_id and run_lease of each claimed attempt, pairwise; "
+						 "each attempt takes a lock until commit, so batches stay small.")));
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0))
+		return (Datum) 0;
+	att = batch_attempts(PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), &n);
+	/* the locks in key order (two batches never wait on each other in a cycle) */
+	qsort(att, n, sizeof(BatchAttempt), by_key);
+	for (i = 0; i < n; i++)
+		if (i == 0 || att[i].key != att[i - 1].key)
+			(void) awa_private_lock(att[i].key, false);
+	qsort(att, n, sizeof(BatchAttempt), by_attempt);
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	nsp = awa_namespace();
+	for (i = 0; i < n; i++)
+	{
+		Receipt		r;
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		if (!open_receipt(nsp, att[i].job_id, att[i].run_lease, &r))
+			continue;
+		close_completed(nsp, &r);
+		values[0] = Int64GetDatum(att[i].job_id);
+		values[1] = Int64GetDatum(att[i].run_lease);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PopActiveSnapshot();
+	return (Datum) 0;
 }

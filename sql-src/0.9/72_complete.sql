@@ -7,3 +7,13 @@ CREATE OR REPLACE FUNCTION awa.complete(job_id bigint, run_lease bigint) RETURNS
 LANGUAGE C VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_complete';
+
+-- Completing many attempts in one round trip, in C (src/complete.c; replaces
+-- awa.complete_batch of 72_attempts.sql, same signature, checks and result): the locks
+-- taken in key order, then for each distinct attempt what awa.complete does; returns
+-- the attempts it completed, ordered by (job_id, run_lease).
+CREATE OR REPLACE FUNCTION awa.complete_batch(job_ids bigint[], run_leases bigint[])
+RETURNS TABLE (job_id bigint, run_lease bigint)
+LANGUAGE C VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'awa_complete_batch';
