@@ -39,7 +39,6 @@
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "funcapi.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "storage/lmgr.h"
@@ -57,10 +56,6 @@
 
 PG_FUNCTION_INFO_V1(awa_claim_now);
 
-/* the fixed shape of 0.9 (awa.lane_shards(), awa.ring_slot_count()) */
-#define AWA_LANE_SHARDS		4
-#define AWA_QUEUE_SLOTS		16
-#define AWA_CLAIM_SLOTS		8
 /* how long a claim that has taken nothing waits for a busy lane with work */
 #define AWA_BUSY_LANE_MS	10
 
@@ -234,11 +229,31 @@ put_result(Claim *c, AttrNumber *map, WindowEntry *e)
  * layout they are in), with their indexes, and returns them as claimed jobs.
  * last carries the window (win_lo, win_hi).
  */
+enum
+{
+	R_SLOT, R_GEN, R_LEASE, R_CLAIMED, R_SEQ, R_DEADLINE, R_LO, R_HI, R_NCOLS
+};
+
+/* the receipt columns a claim sets (the rest come from the ready entry) */
+static const char *const receipt_set[R_NCOLS] = {
+	"claim_slot", "claim_generation", "run_lease", "claimed_at", "claim_seq",
+	"deadline_at", "win_lo", "win_hi"
+};
+
+static void
+set_col(WindowEntry *e, AttrNumber a, Datum value)
+{
+	e->values[a - 1] = value;
+	e->nulls[a - 1] = false;
+}
+
 static void
 insert_receipts(Claim *c, Relation child, List *taken, WindowEntry *last,
 				Datum win_lo, Datum win_hi)
 {
 	RowInserter ri;
+	AttrNumber	at[R_NCOLS];
+	int			i;
 	Oid			seq = get_relname_relid("claim_seq", c->nsp);
 	TimestampTz now = GetCurrentTimestamp();
 	Datum		deadline = (Datum) 0;
@@ -250,29 +265,27 @@ insert_receipts(Claim *c, Relation child, List *taken, WindowEntry *last,
 	if (c->deadline != NULL)
 		deadline = DirectFunctionCall2(timestamptz_pl_interval, TimestampTzGetDatum(now),
 									   IntervalPGetDatum(c->deadline));
+	for (i = 0; i < R_NCOLS; i++)
+		at[i] = column_number(child, receipt_set[i]);
 	row_inserter_begin(&ri, child);
 	list_sort(taken, entry_cmp);
 	foreach(lc, taken)
 	{
 		WindowEntry *e = lfirst(lc);
 
-#define SET(col, val) \
-		do { AttrNumber a_ = column_number(child, col); \
-			 e->values[a_ - 1] = (val); e->nulls[a_ - 1] = false; } while (0)
-		SET("claim_slot", Int32GetDatum(c->claim_slot));
-		SET("claim_generation", Int64GetDatum(c->claim_gen));
-		SET("run_lease", Int64GetDatum(awa_new_lease_token()));
-		SET("claimed_at", TimestampTzGetDatum(now));
-		SET("claim_seq", Int64GetDatum(nextval_internal(seq, false)));
+		set_col(e, at[R_SLOT], Int32GetDatum(c->claim_slot));
+		set_col(e, at[R_GEN], Int64GetDatum(c->claim_gen));
+		set_col(e, at[R_LEASE], Int64GetDatum(awa_new_lease_token()));
+		set_col(e, at[R_CLAIMED], TimestampTzGetDatum(now));
+		set_col(e, at[R_SEQ], Int64GetDatum(nextval_internal(seq, false)));
 		if (c->deadline != NULL)
-			SET("deadline_at", deadline);
+			set_col(e, at[R_DEADLINE], deadline);
 		if (e == last)
 		{
 			if (win_lo != (Datum) 0)
-				SET("win_lo", win_lo);
-			SET("win_hi", win_hi);
+				set_col(e, at[R_LO], win_lo);
+			set_col(e, at[R_HI], win_hi);
 		}
-#undef SET
 		row_inserter_put(&ri, e->values, e->nulls);
 		put_result(c, map, e);
 	}

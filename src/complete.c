@@ -44,8 +44,6 @@
 PG_FUNCTION_INFO_V1(awa_complete);
 PG_FUNCTION_INFO_V1(awa_complete_batch);
 
-#define AWA_CLAIM_SLOTS		8
-
 /* the columns of an open receipt that closing it needs */
 static const char *const receipt_cols[] = {
 	"claim_slot", "claim_generation", "job_id", "run_lease", "attempt", "lane_id",

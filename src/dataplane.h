@@ -26,6 +26,11 @@ typedef struct ChildScan
 	TupleTableSlot *slot;
 } ChildScan;
 
+/* the fixed shape of 0.9 (awa.lane_shards(), awa.ring_slot_count()) */
+#define AWA_LANE_SHARDS		4
+#define AWA_QUEUE_SLOTS		16
+#define AWA_CLAIM_SLOTS		8
+
 /* one entry a window scan found, in the caller's output layout (windows.c) */
 typedef struct WindowEntry
 {

@@ -48,9 +48,6 @@
 
 PG_FUNCTION_INFO_V1(awa_enqueue_ready);
 
-#define AWA_LANE_SHARDS		4
-#define AWA_QUEUE_SLOTS		16
-
 /* the fields of an awa.new_job that an entry takes */
 static const char *const job_fields[] = {
 	"job_id", "kind", "args", "attempt", "max_attempts", "created_at"

@@ -134,13 +134,17 @@ awa_lane_marks_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+/* a hash of (this database, key): where a lane's mark or a slot's bound is */
+static uint32
+db_hash(int32 key)
+{
+	return hash_combine(murmurhash32((uint32) MyDatabaseId), murmurhash32((uint32) key));
+}
+
 static LaneMark *
 mark_of(int32 lane)
 {
-	uint32		h = hash_combine(murmurhash32((uint32) MyDatabaseId),
-								 murmurhash32((uint32) lane));
-
-	return &lane_marks->marks[h % AWA_LANE_MARKS];
+	return &lane_marks->marks[db_hash(lane) % AWA_LANE_MARKS];
 }
 
 /* Something may have given the lane work: its mark (if any) no longer holds. */
@@ -220,10 +224,7 @@ pending_settled(void)
 static pg_atomic_uint64 *
 child_max_of(int32 slot)
 {
-	uint32		h = hash_combine(murmurhash32((uint32) MyDatabaseId),
-								 murmurhash32((uint32) slot));
-
-	return &lane_marks->child_max[h % AWA_CHILD_BOUNDS];
+	return &lane_marks->child_max[db_hash(slot) % AWA_CHILD_BOUNDS];
 }
 
 /*

@@ -475,14 +475,7 @@ waitable_statement(FunctionCallInfo fcinfo)
 {
 	QueryDesc  *qd = ActivePortal != NULL ? ActivePortal->queryDesc : NULL;
 
-	if (XactIsoLevel != XACT_READ_COMMITTED)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("awa_bgw queue functions need READ COMMITTED, not %s",
-						XactIsoLevel == XACT_SERIALIZABLE ? "SERIALIZABLE" :
-						XactIsoLevel == XACT_REPEATABLE_READ ? "REPEATABLE READ" :
-						"READ UNCOMMITTED"),
-				 errhint("Enqueue, claim and complete in a READ COMMITTED transaction.")));
+	awa_require_read_committed();
 	if (qd == NULL || qd->estate == NULL || qd->snapshot == NULL ||
 		qd->estate->es_snapshot != qd->snapshot || !ActiveSnapshotSet() ||
 		GetActiveSnapshot() != qd->snapshot ||
