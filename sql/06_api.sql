@@ -90,6 +90,37 @@ SELECT * FROM awa.enqueue_batch('b', '[{"kind": "x", "args": {"i": 1}},
 SELECT job_id, kind, priority, attempt, max_attempts FROM awa.claim('b', 10);
 SELECT * FROM awa.queue_counts('b');
 
+-- enqueue_batch reads each element as e->>'key' does: a missing key or a JSON null takes
+-- the default, a number or a boolean is read from its text, a number may come as a
+-- string; the ids come back in input order, one after another
+WITH ids AS (
+    SELECT id, row_number() OVER () AS n
+      FROM awa.enqueue_batch('b2', '[{"kind": "x", "priority": null, "args": {"a": [1, {"b": 2}]}},
+                                     {"kind": "y", "priority": "2", "max_attempts": "7"},
+                                     {"kind": 5, "max_attempts": null},
+                                     {"kind": true, "run_at": null}]') AS id)
+SELECT count(*) AS jobs, max(id) - min(id) = count(*) - 1 AS consecutive,
+       bool_and(id - n = (SELECT min(id) FROM ids) - 1) AS in_input_order
+  FROM ids;
+SELECT kind, priority, max_attempts, args FROM awa.claim('b2', 10) ORDER BY job_id;
+-- an empty array enqueues nothing; in a select list it is a set of ids as well
+SELECT count(*) AS none FROM awa.enqueue_batch('b2', '[]');
+SELECT awa.enqueue_batch('b3', '[{"kind": "x"}, {"kind": "y"}]') > 0 AS listed;
+SELECT count(*) AS b3_claimed FROM awa.claim('b3', 10);
+-- each bad element is refused with the error the cast or the check gives, nothing written
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('b4', '5')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('b4', NULL)$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('b4', '[1, {"kind": "x"}]')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('b4', '[{"kind": "x", "args": null}]')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('b4', '[{"kind": "x", "priority": "high"}]')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('b4', '[{"kind": "x", "priority": 1.5}]')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('b4', '[{"kind": "x", "run_at": "soon"}]')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('b4', '[{"kind": "x"}, {"kind": "x", "max_attempts": 0}]')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('b4',
+    (SELECT jsonb_agg(jsonb_build_object('kind', 'k')) FROM generate_series(1, 10001)))$$);
+SELECT * FROM awa.enqueue_batch('b4', '[{"kind": "x"}, {"kind": "x", "args": []}]');
+SELECT count(*) AS b4_nothing_written FROM awa.claim('b4', 10);
+
 -- transactional: a rolled-back enqueue leaves no job
 BEGIN;
 SELECT awa.enqueue('tx', 'gone') IS NOT NULL AS enqueued;

@@ -167,6 +167,8 @@ extern bool awa_private_unlock(int64 key);
 /* claim.c, tokens.c, wait.c */
 extern void awa_require_read_committed(void);
 extern void awa_check_name(const char *what, text *value);
+extern void awa_check_payload(const char *what, int64 bytes);
+extern void awa_check_job_datums(const Datum *v, const bool *n);
 extern int64 awa_new_lease_token(void);
 extern void awa_note_claimed_lane(text *queue, int taken, int32 lane);
 extern void awa_note_enqueued_lane(text *queue, int jobs, int32 lane, int32 ready_slot);

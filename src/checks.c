@@ -67,18 +67,23 @@ check_payload(const char *what, int64 bytes)
 						 "a superuser can raise awa_bgw.max_payload_size.")));
 }
 
-static void
-check_args(FunctionCallInfo fcinfo)
+/* awa.check_payload(what, bytes): at most awa_bgw.max_payload_size */
+void
+awa_check_payload(const char *what, int64 bytes)
 {
-	Datum		args;
+	check_payload(what, bytes);
+}
+
+static void
+check_args(Datum args, bool isnull)
+{
 	char	   *type;
 
-	if (PG_ARGISNULL(2))
+	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("job args must be a JSON object, not NULL"),
 				 errhint("Pass a jsonb object, for example '{\"id\": 42}'.")));
-	args = PG_GETARG_DATUM(2);
 	type = TextDatumGetCString(DirectFunctionCall1(jsonb_typeof, args));
 	if (strcmp(type, "object") != 0)
 		ereport(ERROR,
@@ -89,40 +94,59 @@ check_args(FunctionCallInfo fcinfo)
 }
 
 /*
+ * check_job on (queue, kind, args, priority, run_at, max_attempts) given as
+ * datums: what awa.check_job checks, for the C callers (enqueue, enqueue_batch).
+ */
+void
+awa_check_job_datums(const Datum *v, const bool *n)
+{
+	awa_check_name("queue", n[0] ? NULL : DatumGetTextPP(v[0]));
+	awa_check_name("kind", n[1] ? NULL : DatumGetTextPP(v[1]));
+	check_args(v[2], n[2]);
+	if (n[3] || DatumGetInt16(v[3]) < 0 || DatumGetInt16(v[3]) > 9)
+	{
+		char		num[16];
+
+		if (!n[3])
+			snprintf(num, sizeof(num), "%d", (int) DatumGetInt16(v[3]));
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("priority %s is out of range", n[3] ? "NULL" : num),
+				 errhint("Priorities run from 0 (most urgent) to 9.")));
+	}
+	if (n[4] || TIMESTAMP_NOT_FINITE(DatumGetTimestampTz(v[4])))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("run_at must be a finite timestamp")));
+	if (n[5] || DatumGetInt32(v[5]) < 1 || DatumGetInt32(v[5]) > 1000)
+	{
+		char		num[16];
+
+		if (!n[5])
+			snprintf(num, sizeof(num), "%d", DatumGetInt32(v[5]));
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_attempts %s is out of range", n[5] ? "NULL" : num),
+				 errhint("max_attempts runs from 1 to 1000.")));
+	}
+}
+
+/*
  * awa.check_job(queue text, kind text, args jsonb, priority smallint,
  *				 run_at timestamptz, max_attempts int) RETURNS void
  */
 Datum
 awa_check_job(PG_FUNCTION_ARGS)
 {
-	awa_check_name("queue", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0));
-	awa_check_name("kind", PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_PP(1));
-	check_args(fcinfo);
-	if (PG_ARGISNULL(3) || PG_GETARG_INT16(3) < 0 || PG_GETARG_INT16(3) > 9)
-	{
-		char		num[16];
+	Datum		v[6];
+	bool		n[6];
+	int			i;
 
-		if (!PG_ARGISNULL(3))
-			snprintf(num, sizeof(num), "%d", (int) PG_GETARG_INT16(3));
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("priority %s is out of range", PG_ARGISNULL(3) ? "NULL" : num),
-				 errhint("Priorities run from 0 (most urgent) to 9.")));
-	}
-	if (PG_ARGISNULL(4) || TIMESTAMP_NOT_FINITE(PG_GETARG_TIMESTAMPTZ(4)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("run_at must be a finite timestamp")));
-	if (PG_ARGISNULL(5) || PG_GETARG_INT32(5) < 1 || PG_GETARG_INT32(5) > 1000)
+	for (i = 0; i < 6; i++)
 	{
-		char		num[16];
-
-		if (!PG_ARGISNULL(5))
-			snprintf(num, sizeof(num), "%d", PG_GETARG_INT32(5));
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_attempts %s is out of range", PG_ARGISNULL(5) ? "NULL" : num),
-				 errhint("max_attempts runs from 1 to 1000.")));
+		v[i] = PG_GETARG_DATUM(i);
+		n[i] = PG_ARGISNULL(i);
 	}
+	awa_check_job_datums(v, n);
 	PG_RETURN_VOID();
 }

@@ -16,6 +16,7 @@
 #include "storage/lockdefs.h"
 #include "executor/tuptable.h"
 #include "utils/rel.h"
+#include "utils/timestamp.h"
 
 /* one index scan on one ring child */
 typedef struct ChildScan
@@ -49,6 +50,23 @@ typedef struct RowInserter
 	struct ResultRelInfo *rri;
 	TupleTableSlot *slot;
 } RowInserter;
+
+/* one job to enqueue: the fields of awa.new_job (kind, args, error: datums) */
+typedef struct AwaNewJob
+{
+	int32		ord;
+	int64		job_id;
+	Datum		kind;
+	Datum		args;
+	int16		priority;
+	TimestampTz run_at;
+	int32		attempt;
+	int32		max_attempts;
+	TimestampTz created_at;
+	Datum		error;			/* 0: NULL */
+} AwaNewJob;
+
+extern void awa_enqueue_jobs(text *queue, AwaNewJob *jobs, int njobs);
 
 extern void row_inserter_begin(RowInserter *ri, Relation rel);
 extern void row_inserter_put(RowInserter *ri, Datum *values, bool *nulls);

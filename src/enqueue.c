@@ -39,6 +39,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 #include "utils/xid8.h"
@@ -47,12 +48,19 @@
 #include "src/dataplane.h"
 
 PG_FUNCTION_INFO_V1(awa_enqueue_ready);
+PG_FUNCTION_INFO_V1(awa_enqueue);
 
 /* the fields of an awa.new_job that an entry takes */
 static const char *const job_fields[] = {
 	"job_id", "kind", "args", "attempt", "max_attempts", "created_at"
 };
 #define NJOB lengthof(job_fields)
+
+/* the fields of awa.new_job, in order */
+static const char *const new_job_fields[] = {
+	"ord", "job_id", "kind", "args", "priority", "run_at", "attempt", "max_attempts",
+	"created_at", "error"
+};
 
 typedef struct Job
 {
@@ -129,7 +137,7 @@ job_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* the jobs of the array, in job_id order */
+/* the jobs of the array */
 static Job *
 read_jobs(ArrayType *arr, int *njobs)
 {
@@ -173,7 +181,6 @@ read_jobs(ArrayType *arr, int *njobs)
 		jobs[i].job_id = DatumGetInt64(jobs[i].values[0]);
 	}
 	ReleaseTupleDesc(desc);
-	qsort(jobs, *njobs, sizeof(Job), job_cmp);
 	return jobs;
 }
 
@@ -244,6 +251,20 @@ insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int 
 	return slot;
 }
 
+/* the producer's lane, then the entries and their note */
+static void
+enqueue_due(Oid nsp, text *queue, int16 priority, Job *jobs, int njobs)
+{
+	int32		lane = enqueue_lane(nsp, queue, priority);
+	int32		slot;
+
+	if (njobs == 0)
+		return;
+	qsort(jobs, njobs, sizeof(Job), job_cmp);
+	slot = insert_entries(nsp, queue, priority, lane, jobs, njobs);
+	awa_note_enqueued_lane(queue, njobs, lane, slot);
+}
+
 /*
  * awa.enqueue_ready(queue text, priority smallint, jobs awa.new_job[])
  *		RETURNS void
@@ -251,24 +272,152 @@ insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int 
 Datum
 awa_enqueue_ready(PG_FUNCTION_ARGS)
 {
-	text	   *queue;
-	int16		priority;
-	Oid			nsp;
 	Job		   *jobs;
 	int			njobs;
-	int32		lane;
-	int32		slot;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		elog(ERROR, "awa_bgw: enqueue_ready needs a queue, a priority and jobs");
-	queue = PG_GETARG_TEXT_PP(0);
-	priority = PG_GETARG_INT16(1);
 	jobs = read_jobs(PG_GETARG_ARRAYTYPE_P(2), &njobs);
-	nsp = awa_namespace();
-	lane = enqueue_lane(nsp, queue, priority);
-	if (njobs == 0)
-		PG_RETURN_VOID();
-	slot = insert_entries(nsp, queue, priority, lane, jobs, njobs);
-	awa_note_enqueued_lane(queue, njobs, lane, slot);
+	enqueue_due(awa_namespace(), PG_GETARG_TEXT_PP(0), PG_GETARG_INT16(1), jobs, njobs);
 	PG_RETURN_VOID();
+}
+
+/* an awa.new_job datum of j */
+static Datum
+new_job_datum(TupleDesc desc, const AwaNewJob *j)
+{
+	Datum		values[10];
+	bool		nulls[10] = {0};
+	int			a;
+
+	if (desc->natts != 10)
+		elog(ERROR, "awa.new_job has %d fields, not 10", desc->natts);
+	values[0] = Int32GetDatum(j->ord);
+	values[1] = Int64GetDatum(j->job_id);
+	values[2] = j->kind;
+	values[3] = j->args;
+	values[4] = Int16GetDatum(j->priority);
+	values[5] = TimestampTzGetDatum(j->run_at);
+	values[6] = Int32GetDatum(j->attempt);
+	values[7] = Int32GetDatum(j->max_attempts);
+	values[8] = TimestampTzGetDatum(j->created_at);
+	values[9] = j->error;
+	nulls[9] = j->error == (Datum) 0;
+	for (a = 0; a < 10; a++)
+		if (strcmp(NameStr(TupleDescAttr(desc, a)->attname), new_job_fields[a]) != 0)
+			elog(ERROR, "awa.new_job's field %d is not %s", a + 1, new_job_fields[a]);
+	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
+}
+
+/* awa.enqueue_jobs(queue, jobs) for jobs not yet due: into awa.deferred_jobs */
+static void
+enqueue_deferred(Oid nsp, text *queue, AwaNewJob *jobs, int njobs)
+{
+	Oid			typid = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+										CStringGetDatum("new_job"), ObjectIdGetDatum(nsp));
+	Oid			argtypes[2] = {TEXTOID, InvalidOid};
+	TupleDesc	desc;
+	Datum	   *elems = palloc(njobs * sizeof(Datum));
+	Oid			fn;
+	int			i;
+
+	if (!OidIsValid(typid))
+		elog(ERROR, "type awa.new_job does not exist");
+	argtypes[1] = get_array_type(typid);
+	desc = lookup_rowtype_tupdesc_copy(typid, -1);
+	for (i = 0; i < njobs; i++)
+		elems[i] = new_job_datum(desc, &jobs[i]);
+	fn = LookupFuncName(list_make2(makeString("awa"), makeString("enqueue_jobs")), 2,
+						argtypes, false);
+	OidFunctionCall2(fn, PointerGetDatum(queue),
+					 PointerGetDatum(construct_array(elems, njobs, typid, -1, false,
+													 TYPALIGN_DOUBLE)));
+}
+
+/*
+ * What awa.enqueue_jobs(queue, jobs) does, the due jobs in C: the jobs not yet
+ * due into awa.deferred_jobs (through enqueue_jobs), then the due ones into
+ * the ring, one priority after another in priority order.
+ */
+void
+awa_enqueue_jobs(text *queue, AwaNewJob *jobs, int njobs)
+{
+	TimestampTz now = GetCurrentTransactionStartTimestamp();
+	Oid			nsp = awa_namespace();
+	AwaNewJob  *later = palloc(Max(njobs, 1) * sizeof(AwaNewJob));
+	Job		   *due = palloc(Max(njobs, 1) * sizeof(Job));
+	int			nlater = 0;
+	int			p;
+	int			i;
+
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].run_at > now)
+			later[nlater++] = jobs[i];
+	if (nlater > 0)
+		enqueue_deferred(nsp, queue, later, nlater);
+	for (p = 0; p <= 9; p++)
+	{
+		int			ndue = 0;
+
+		for (i = 0; i < njobs; i++)
+		{
+			if (jobs[i].run_at > now || jobs[i].priority != p)
+				continue;
+			due[ndue].job_id = jobs[i].job_id;
+			due[ndue].values[0] = Int64GetDatum(jobs[i].job_id);
+			due[ndue].values[1] = jobs[i].kind;
+			due[ndue].values[2] = jobs[i].args;
+			due[ndue].values[3] = Int32GetDatum(jobs[i].attempt);
+			due[ndue].values[4] = Int32GetDatum(jobs[i].max_attempts);
+			due[ndue].values[5] = TimestampTzGetDatum(jobs[i].created_at);
+			memset(due[ndue].nulls, false, sizeof(due[ndue].nulls));
+			ndue++;
+		}
+		if (ndue > 0)
+			enqueue_due(nsp, queue, (int16) p, due, ndue);
+	}
+}
+
+/* the next job id */
+static int64
+next_job_id(void)
+{
+	Oid			seq = get_relname_relid("job_id_seq", awa_namespace());
+
+	if (!OidIsValid(seq))
+		elog(ERROR, "awa.job_id_seq does not exist");
+	return nextval_internal(seq, true);
+}
+
+/*
+ * awa.enqueue(queue text, kind text, args jsonb, priority smallint,
+ *			   run_at timestamptz, max_attempts int) RETURNS bigint
+ */
+Datum
+awa_enqueue(PG_FUNCTION_ARGS)
+{
+	Datum		v[6];
+	bool		n[6];
+	AwaNewJob	job;
+	int			i;
+
+	awa_require_read_committed();
+	for (i = 0; i < 6; i++)
+	{
+		v[i] = PG_GETARG_DATUM(i);
+		n[i] = PG_ARGISNULL(i);
+	}
+	awa_check_job_datums(v, n);
+	job.ord = 1;
+	job.job_id = next_job_id();
+	job.kind = v[1];
+	job.args = v[2];
+	job.priority = DatumGetInt16(v[3]);
+	job.run_at = DatumGetTimestampTz(v[4]);
+	job.attempt = 1;
+	job.max_attempts = DatumGetInt32(v[5]);
+	job.created_at = GetCurrentTransactionStartTimestamp();
+	job.error = (Datum) 0;
+	awa_enqueue_jobs(PG_GETARG_TEXT_PP(0), &job, 1);
+	PG_RETURN_INT64(job.job_id);
 }
