@@ -46,9 +46,11 @@ SELECT awa.enqueue('retry', 'flaky', max_attempts => 2) AS flaky;
 SELECT job_id, attempt FROM awa.claim('retry');
 SELECT awa.fail(5, 1, 'wrong token') AS wrong_token;
 SELECT pg_temp.lease(5) AS first_lease \gset
+BEGIN;
 SELECT awa.fail(5, :first_lease, 'first try failed') AS failed_once;
-SELECT job_id, attempt, max_attempts, last_error, run_at > now() AS later
+SELECT job_id, attempt, max_attempts, last_error, run_at - now() AS backoff
   FROM awa.deferred_jobs;
+COMMIT;
 SELECT * FROM awa.queue_counts('retry');
 SELECT awa.fail(5, :first_lease, 'late stale call') AS stale;     -- that attempt is closed
 UPDATE awa.deferred_jobs SET run_at = now();
@@ -171,3 +173,11 @@ SELECT job_id, run_lease = pg_temp.lease(job_id) AS its_token FROM awa.complete_
        FROM awa.lease_claims WHERE queue = 'batch'));
 SELECT * FROM awa.queue_counts('batch');
 
+-- fail with retry_in: the retry is deferred by exactly that
+SELECT awa.enqueue('paced', 'paced') AS paced \gset
+SELECT count(*) AS claimed FROM awa.claim('paced');
+BEGIN;
+SELECT awa.fail(:paced, pg_temp.lease(:paced), 'slow down', '90 s') AS paced_retry;
+SELECT job_id = :paced AS paced, attempt, last_error, run_at - now() AS retry_in
+  FROM awa.deferred_jobs WHERE queue = 'paced';
+COMMIT;

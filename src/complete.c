@@ -44,22 +44,15 @@
 PG_FUNCTION_INFO_V1(awa_complete);
 PG_FUNCTION_INFO_V1(awa_complete_batch);
 
-/* the columns of an open receipt that closing it needs */
-static const char *const receipt_cols[] = {
+/* the columns of an open receipt that closing or retrying it needs */
+static const char *const receipt_cols[AWA_RECEIPT_COLS] = {
 	"claim_slot", "claim_generation", "job_id", "run_lease", "attempt", "lane_id",
-	"lane_seq", "queue", "priority", "kind", "created_at"
+	"lane_seq", "queue", "priority", "kind", "created_at", "args", "max_attempts"
 };
-#define NRECEIPT lengthof(receipt_cols)
-
-typedef struct Receipt
-{
-	Datum		values[NRECEIPT];
-	bool		nulls[NRECEIPT];
-} Receipt;
 
 /* awa.attempt_lock_key(job_id, run_lease) */
-static int64
-attempt_key(int64 job_id, int64 run_lease)
+int64
+awa_attempt_key(int64 job_id, int64 run_lease)
 {
 	char		buf[64];
 	int			n = snprintf(buf, sizeof(buf), "awa.attempt:" INT64_FORMAT ":" INT64_FORMAT,
@@ -84,8 +77,8 @@ probe(ChildScan *cs, int64 job_id, int64 run_lease)
  * The attempt's receipt, from the newest claim child that holds it; true when
  * it is there and open (no closure for it in its slot).
  */
-static bool
-open_receipt(Oid nsp, int64 job_id, int64 run_lease, Receipt *r)
+bool
+awa_open_receipt(Oid nsp, int64 job_id, int64 run_lease, AwaReceipt *r)
 {
 	static const char *const cols[] = {"job_id", "run_lease"};
 	int32		claim_slot;
@@ -114,7 +107,7 @@ open_receipt(Oid nsp, int64 job_id, int64 run_lease, Receipt *r)
 			child_scan_begin(&xs, x, open_index(x, 2, cols), 2);
 			open = !probe(&xs, job_id, run_lease);
 			child_scan_end(&xs);
-			for (i = 0; open && i < (int) NRECEIPT; i++)
+			for (i = 0; open && i < AWA_RECEIPT_COLS; i++)
 			{
 				AttrNumber	a = column_number(heap, receipt_cols[i]);
 				Form_pg_attribute att = TupleDescAttr(RelationGetDescr(heap), a - 1);
@@ -132,8 +125,8 @@ open_receipt(Oid nsp, int64 job_id, int64 run_lease, Receipt *r)
 }
 
 /* one row into a ring child, its columns given by name (the rest NULL) */
-static void
-insert_named(Relation rel, int n, const char *const *names, Datum *values, bool *nulls)
+void
+awa_insert_named(Relation rel, int n, const char *const *names, Datum *values, bool *nulls)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	Datum	   *row = palloc0(desc->natts * sizeof(Datum));
@@ -155,31 +148,35 @@ insert_named(Relation rel, int n, const char *const *names, Datum *values, bool 
 }
 
 /* r's column by name */
-static Datum
-rcol(Receipt *r, const char *name)
+Datum
+awa_receipt_col(AwaReceipt *r, const char *name)
 {
 	int			i;
 
-	for (i = 0; i < (int) NRECEIPT; i++)
+	for (i = 0; i < AWA_RECEIPT_COLS; i++)
 		if (strcmp(receipt_cols[i], name) == 0)
 			return r->values[i];
 	elog(ERROR, "no receipt column %s", name);
 	return (Datum) 0;
 }
 
-/* close_attempts(ARRAY[r], 'completed', 'completed', NULL) */
-static void
-close_completed(Oid nsp, Receipt *r)
+/*
+ * close_attempts(ARRAY[r], outcome, state, error): a closure with the outcome
+ * in the receipt's claim slot; when state is not NULL, a done entry with the
+ * state and error (0: NULL) in the current queue slot.
+ */
+void
+awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const char *state,
+				  Datum error)
 {
 	static const char *const xcols[] = {
 		"claim_slot", "claim_generation", "job_id", "run_lease", "outcome", "closed_at"
 	};
 	static const char *const dcols[] = {
 		"ready_slot", "ready_generation", "job_id", "run_lease", "lane_id", "lane_seq",
-		"queue", "priority", "kind", "state", "created_at", "finished_at"
+		"queue", "priority", "kind", "state", "created_at", "finished_at", "error"
 	};
 	Datum		now = TimestampTzGetDatum(GetCurrentTimestamp());
-	Datum		completed = CStringGetTextDatum("completed");
 	Datum		xv[lengthof(xcols)];
 	bool		xn[lengthof(xcols)] = {0};
 	Datum		dv[lengthof(dcols)];
@@ -188,32 +185,35 @@ close_completed(Oid nsp, Receipt *r)
 	int64		queue_gen;
 	Relation	rel;
 
-	xv[0] = rcol(r, "claim_slot");
-	xv[1] = rcol(r, "claim_generation");
-	xv[2] = rcol(r, "job_id");
-	xv[3] = rcol(r, "run_lease");
-	xv[4] = completed;
+	xv[0] = awa_receipt_col(r, "claim_slot");
+	xv[1] = awa_receipt_col(r, "claim_generation");
+	xv[2] = awa_receipt_col(r, "job_id");
+	xv[3] = awa_receipt_col(r, "run_lease");
+	xv[4] = CStringGetTextDatum(outcome);
 	xv[5] = now;
 	rel = open_table_for(nsp, "lease_claim_closures", DatumGetInt32(xv[0]), RowExclusiveLock);
-	insert_named(rel, lengthof(xcols), xcols, xv, xn);
+	awa_insert_named(rel, lengthof(xcols), xcols, xv, xn);
 	table_close(rel, NoLock);
-
+	if (state == NULL)
+		return;
 	if (!ring_cursor_read(nsp, "queue", &queue_slot, &queue_gen))
 		elog(ERROR, "the queue ring has no cursor");
 	dv[0] = Int32GetDatum(queue_slot);
 	dv[1] = Int64GetDatum(queue_gen);
-	dv[2] = rcol(r, "job_id");
-	dv[3] = rcol(r, "attempt");
-	dv[4] = rcol(r, "lane_id");
-	dv[5] = rcol(r, "lane_seq");
-	dv[6] = rcol(r, "queue");
-	dv[7] = rcol(r, "priority");
-	dv[8] = rcol(r, "kind");
-	dv[9] = completed;
-	dv[10] = rcol(r, "created_at");
+	dv[2] = awa_receipt_col(r, "job_id");
+	dv[3] = awa_receipt_col(r, "attempt");
+	dv[4] = awa_receipt_col(r, "lane_id");
+	dv[5] = awa_receipt_col(r, "lane_seq");
+	dv[6] = awa_receipt_col(r, "queue");
+	dv[7] = awa_receipt_col(r, "priority");
+	dv[8] = awa_receipt_col(r, "kind");
+	dv[9] = CStringGetTextDatum(state);
+	dv[10] = awa_receipt_col(r, "created_at");
 	dv[11] = now;
+	dv[12] = error;
+	dn[12] = error == (Datum) 0;
 	rel = open_table_for(nsp, "done_entries", queue_slot, RowExclusiveLock);
-	insert_named(rel, lengthof(dcols), dcols, dv, dn);
+	awa_insert_named(rel, lengthof(dcols), dcols, dv, dn);
 	table_close(rel, NoLock);
 }
 
@@ -228,7 +228,7 @@ awa_complete(PG_FUNCTION_ARGS)
 	int64		job_id;
 	int64		run_lease;
 	Oid			nsp;
-	Receipt		r;
+	AwaReceipt	r;
 	bool		open;
 
 	awa_require_read_committed();
@@ -236,13 +236,13 @@ awa_complete(PG_FUNCTION_ARGS)
 		PG_RETURN_BOOL(false);
 	job_id = PG_GETARG_INT64(0);
 	run_lease = PG_GETARG_INT64(1);
-	(void) awa_private_lock(attempt_key(job_id, run_lease), false);
+	(void) awa_private_lock(awa_attempt_key(job_id, run_lease), false);
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	nsp = awa_namespace();
-	open = open_receipt(nsp, job_id, run_lease, &r);
+	open = awa_open_receipt(nsp, job_id, run_lease, &r);
 	if (open)
-		close_completed(nsp, &r);
+		awa_close_attempt(nsp, &r, "completed", "completed", (Datum) 0);
 	PopActiveSnapshot();
 	PG_RETURN_BOOL(open);
 }
@@ -299,7 +299,7 @@ batch_attempts(ArrayType *jobs_a, ArrayType *leases_a, int *n)
 			continue;
 		att[m].job_id = DatumGetInt64(jobs[i]);
 		att[m].run_lease = DatumGetInt64(leases[i]);
-		att[m].key = attempt_key(att[m].job_id, att[m].run_lease);
+		att[m].key = awa_attempt_key(att[m].job_id, att[m].run_lease);
 		m++;
 	}
 	if (m > 1)
@@ -357,13 +357,13 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 	nsp = awa_namespace();
 	for (i = 0; i < n; i++)
 	{
-		Receipt		r;
+		AwaReceipt	r;
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 
-		if (!open_receipt(nsp, att[i].job_id, att[i].run_lease, &r))
+		if (!awa_open_receipt(nsp, att[i].job_id, att[i].run_lease, &r))
 			continue;
-		close_completed(nsp, &r);
+		awa_close_attempt(nsp, &r, "completed", "completed", (Datum) 0);
 		values[0] = Int64GetDatum(att[i].job_id);
 		values[1] = Int64GetDatum(att[i].run_lease);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

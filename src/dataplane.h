@@ -66,6 +66,21 @@ typedef struct AwaNewJob
 	Datum		error;			/* 0: NULL */
 } AwaNewJob;
 
+/* an open receipt's columns (complete.c's receipt_cols) */
+#define AWA_RECEIPT_COLS 13
+typedef struct AwaReceipt
+{
+	Datum		values[AWA_RECEIPT_COLS];
+	bool		nulls[AWA_RECEIPT_COLS];
+} AwaReceipt;
+
+extern int64 awa_attempt_key(int64 job_id, int64 run_lease);
+extern bool awa_open_receipt(Oid nsp, int64 job_id, int64 run_lease, AwaReceipt *r);
+extern Datum awa_receipt_col(AwaReceipt *r, const char *name);
+extern void awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const char *state,
+							  Datum error);
+extern void awa_insert_named(Relation rel, int n, const char *const *names, Datum *values,
+							 bool *nulls);
 extern void awa_enqueue_jobs(text *queue, AwaNewJob *jobs, int njobs);
 
 extern void row_inserter_begin(RowInserter *ri, Relation rel);

@@ -17,3 +17,22 @@ RETURNS TABLE (job_id bigint, run_lease bigint)
 LANGUAGE C VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_complete_batch';
+
+-- Failing an attempt, in C (src/attempts.c; replaces awa.fail of 72_attempts.sql, same
+-- signature, checks and result): the attempt's lock, its open receipt, then what
+-- awa.fail_attempt(receipt, 'failed', error, retry_in) writes.
+CREATE OR REPLACE FUNCTION awa.fail(job_id bigint, run_lease bigint, error text,
+                         retry_in interval DEFAULT NULL)
+RETURNS boolean
+LANGUAGE C VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'awa_fail';
+
+-- A heartbeat, in C (src/attempts.c; replaces awa.heartbeat of 72_attempts.sql, same
+-- signature, checks and result): the attempt's lock, its open receipt, then a row in the
+-- current lease slot.
+CREATE OR REPLACE FUNCTION awa.heartbeat(job_id bigint, run_lease bigint, progress jsonb DEFAULT NULL)
+RETURNS boolean
+LANGUAGE C VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'awa_heartbeat';
