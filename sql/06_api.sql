@@ -181,3 +181,14 @@ SELECT awa.fail(:paced, pg_temp.lease(:paced), 'slow down', '90 s') AS paced_ret
 SELECT job_id = :paced AS paced, attempt, last_error, run_at - now() AS retry_in
   FROM awa.deferred_jobs WHERE queue = 'paced';
 COMMIT;
+
+-- the hot paths cache the OIDs of schema awa, its tables and their indexes per backend:
+-- after DROP and CREATE EXTENSION in this same session, none of them is stale
+SELECT awa.heartbeat(:paced, pg_temp.lease(:paced)) AS closed_hb;
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw;
+SELECT awa.enqueue('fresh', 'k') AS fresh \gset
+SELECT count(*) AS fresh_claimed FROM awa.claim('fresh');
+SELECT awa.heartbeat(:fresh, pg_temp.lease(:fresh)) AS hb,
+       awa.complete(:fresh, pg_temp.lease(:fresh)) AS completed;
+SELECT * FROM awa.queue_counts('fresh');

@@ -254,7 +254,7 @@ insert_receipts(Claim *c, Relation child, List *taken, WindowEntry *last,
 	RowInserter ri;
 	AttrNumber	at[R_NCOLS];
 	int			i;
-	Oid			seq = get_relname_relid("claim_seq", c->nsp);
+	Oid			seq = awa_relid(c->nsp, "claim_seq");
 	TimestampTz now = GetCurrentTimestamp();
 	Datum		deadline = (Datum) 0;
 	AttrNumber *map = result_map(c->rsinfo->setDesc, child);

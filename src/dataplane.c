@@ -82,12 +82,6 @@ typedef struct Attempt
 	bool		found;
 } Attempt;
 
-Oid
-awa_namespace(void)
-{
-	return get_namespace_oid("awa", false);
-}
-
 AttrNumber
 column_number(Relation rel, const char *name)
 {
@@ -130,7 +124,7 @@ open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode)
 		snprintf(name, sizeof(name), "%s_%d", family, slot);
 	else
 		strlcpy(name, family, sizeof(name));
-	relid = get_relname_relid(name, nsp);
+	relid = awa_relid(nsp, name);
 	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -138,44 +132,6 @@ open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode)
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
 	return table_open(relid, lockmode);
-}
-
-/* The plain btree index of heap whose leading keys are cols, with ACCESS SHARE. */
-Relation
-open_index(Relation heap, int ncols, const char *const *cols)
-{
-	AttrNumber	want[INDEX_MAX_KEYS];
-	List	   *ids = RelationGetIndexList(heap);
-	ListCell   *lc;
-	int			i;
-
-	Assert(ncols <= INDEX_MAX_KEYS);
-	for (i = 0; i < ncols; i++)
-		want[i] = column_number(heap, cols[i]);
-	foreach(lc, ids)
-	{
-		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
-		Form_pg_index ind = idx->rd_index;
-		bool		ok;
-
-		ok = idx->rd_rel->relam == BTREE_AM_OID && ind->indisvalid &&
-			ind->indnkeyatts >= ncols &&
-			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
-			heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL);
-		for (i = 0; ok && i < ncols; i++)
-			ok = ind->indkey.values[i] == want[i];
-		if (ok)
-		{
-			list_free(ids);
-			return idx;
-		}
-		index_close(idx, AccessShareLock);
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("relation \"%s\" has no btree index on (%s, ...)",
-					RelationGetRelationName(heap), cols[0])));
-	return NULL;				/* keep compiler quiet */
 }
 
 void
@@ -523,7 +479,7 @@ lane_head(Oid nsp, int32 lane_id, int64 *head)
 	LOCAL_FCINFO(fc, 1);
 
 	snprintf(name, sizeof(name), "lane_%d_head", lane_id);
-	seqid = get_relname_relid(name, nsp);
+	seqid = awa_relid(nsp, name);
 	if (!OidIsValid(seqid))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),

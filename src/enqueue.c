@@ -195,7 +195,7 @@ insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int 
 	Relation	child;
 	TupleDesc	desc;
 	RowInserter ri;
-	Oid			seq = get_relname_relid("lane_seq", nsp);
+	Oid			seq = awa_relid(nsp, "lane_seq");
 	Datum		txid = FullTransactionIdGetDatum(GetTopFullTransactionId());
 	Datum		now = TimestampTzGetDatum(GetCurrentTimestamp());
 	AttrNumber	at_fixed[lengthof(fixed)];
@@ -382,7 +382,7 @@ awa_enqueue_jobs(text *queue, AwaNewJob *jobs, int njobs)
 static int64
 next_job_id(void)
 {
-	Oid			seq = get_relname_relid("job_id_seq", awa_namespace());
+	Oid			seq = awa_relid(awa_namespace(), "job_id_seq");
 
 	if (!OidIsValid(seq))
 		elog(ERROR, "awa.job_id_seq does not exist");

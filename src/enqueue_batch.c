@@ -112,7 +112,7 @@ read_element(JsonbValue *e, int32 ord, int64 job_id, AwaNewJob *j, bool *kind_nu
 static AwaNewJob *
 read_batch(Jsonb *jobs, int *njobs, bool **kind_nulls)
 {
-	Oid			seq = get_relname_relid("job_id_seq", awa_namespace());
+	Oid			seq = awa_relid(awa_namespace(), "job_id_seq");
 	JsonbIterator *it = JsonbIteratorInit(&jobs->root);
 	JsonbValue	v;
 	JsonbIteratorToken tok;

@@ -280,7 +280,7 @@ awa_ready_child_bound(int32 slot)
 static Oid
 lane_instance(void)
 {
-	return get_relname_relid("queue_lane_id_seq", awa_namespace());
+	return awa_relid(awa_namespace(), "queue_lane_id_seq");
 }
 
 /*

@@ -1,0 +1,200 @@
+/*-------------------------------------------------------------------------
+ *
+ * relcache.c
+ *	  A backend's cache of the OIDs the hot paths look up by name: schema
+ *	  awa, the ring children and tables named in it, and the btree index of a
+ *	  child whose leading keys are given columns (docs/storage.md §A.13).
+ *
+ * An entry is dropped by the relcache invalidation of the relation it names
+ * or of the heap or index it pairs (a TRUNCATE, DROP, ALTER, CREATE INDEX or
+ * REINDEX of either sends one), and the whole cache by a reset (an
+ * invalidation of every relation) or by any change to pg_namespace. Only
+ * relations that exist are cached; a name that is missing is looked up again
+ * each time. A stale OID could only come from an invalidation not yet read,
+ * and table_open reads them when it takes its lock, as it does for an OID
+ * found through the syscache.
+ *
+ * src/relcache.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_index.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "src/dataplane.h"
+
+#define KEY_LEN (NAMEDATALEN * 2)
+
+typedef struct CachedOid
+{
+	char		key[KEY_LEN];	/* "r <nsp> <name>" or "i <heap> <col>,<col>..." */
+	Oid			oid;			/* the relation or the index */
+	Oid			heap;			/* an index's heap, else InvalidOid */
+} CachedOid;
+
+static HTAB *oid_cache = NULL;
+static Oid	awa_nsp = InvalidOid;
+
+static void
+forget_all(void)
+{
+	if (oid_cache != NULL)
+		hash_destroy(oid_cache);
+	oid_cache = NULL;
+	awa_nsp = InvalidOid;
+}
+
+static void
+relcache_changed(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS seq;
+	CachedOid  *e;
+
+	if (oid_cache == NULL)
+		return;
+	if (!OidIsValid(relid))
+	{
+		forget_all();
+		return;
+	}
+	hash_seq_init(&seq, oid_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		if (e->oid == relid || e->heap == relid)
+			(void) hash_search(oid_cache, e->key, HASH_REMOVE, NULL);
+}
+
+static void
+namespaces_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	forget_all();
+}
+
+static HTAB *
+cache(void)
+{
+	static bool registered = false;
+	HASHCTL		ctl;
+
+	if (!registered)
+	{
+		CacheRegisterRelcacheCallback(relcache_changed, (Datum) 0);
+		CacheRegisterSyscacheCallback(NAMESPACEOID, namespaces_changed, (Datum) 0);
+		registered = true;
+	}
+	if (oid_cache == NULL)
+	{
+		ctl.keysize = KEY_LEN;
+		ctl.entrysize = sizeof(CachedOid);
+		ctl.hcxt = CacheMemoryContext;
+		oid_cache = hash_create("awa_bgw relation OIDs", 256, &ctl,
+								HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	return oid_cache;
+}
+
+/* the OID of schema awa (errors when there is none) */
+Oid
+awa_namespace(void)
+{
+	(void) cache();
+	if (!OidIsValid(awa_nsp))
+		awa_nsp = get_namespace_oid("awa", false);
+	return awa_nsp;
+}
+
+/* get_relname_relid(name, nsp), cached */
+Oid
+awa_relid(Oid nsp, const char *name)
+{
+	char		key[KEY_LEN] = {0};
+	CachedOid  *e;
+	bool		found;
+	Oid			relid;
+
+	snprintf(key, sizeof(key), "r %u %s", nsp, name);
+	e = hash_search(cache(), key, HASH_FIND, NULL);
+	if (e != NULL)
+		return e->oid;
+	relid = get_relname_relid(name, nsp);
+	if (OidIsValid(relid))
+	{
+		e = hash_search(cache(), key, HASH_ENTER, &found);
+		e->oid = relid;
+		e->heap = InvalidOid;
+	}
+	return relid;
+}
+
+/* whether idx is a valid plain btree index whose leading keys are want[] */
+static bool
+index_matches(Relation idx, int ncols, const AttrNumber *want)
+{
+	Form_pg_index ind = idx->rd_index;
+	bool		ok;
+	int			i;
+
+	ok = idx->rd_rel->relam == BTREE_AM_OID && ind->indisvalid &&
+		ind->indnkeyatts >= ncols &&
+		heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
+		heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL);
+	for (i = 0; ok && i < ncols; i++)
+		ok = ind->indkey.values[i] == want[i];
+	return ok;
+}
+
+/* The plain btree index of heap whose leading keys are cols, with ACCESS SHARE. */
+Relation
+open_index(Relation heap, int ncols, const char *const *cols)
+{
+	AttrNumber	want[INDEX_MAX_KEYS];
+	char		key[KEY_LEN] = {0};
+	int			len;
+	CachedOid  *e;
+	List	   *ids;
+	ListCell   *lc;
+	int			i;
+	bool		found;
+
+	Assert(ncols <= INDEX_MAX_KEYS);
+	len = snprintf(key, sizeof(key), "i %u", RelationGetRelid(heap));
+	for (i = 0; i < ncols && len < KEY_LEN; i++)
+		len += snprintf(key + len, sizeof(key) - len, "%c%s", i ? ',' : ' ', cols[i]);
+	if (len >= KEY_LEN)
+		elog(ERROR, "awa_bgw: index key too long");
+	e = hash_search(cache(), key, HASH_FIND, NULL);
+	if (e != NULL)
+		return index_open(e->oid, AccessShareLock);
+	for (i = 0; i < ncols; i++)
+		want[i] = column_number(heap, cols[i]);
+	ids = RelationGetIndexList(heap);
+	foreach(lc, ids)
+	{
+		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
+
+		if (index_matches(idx, ncols, want))
+		{
+			list_free(ids);
+			e = hash_search(cache(), key, HASH_ENTER, &found);
+			e->oid = RelationGetRelid(idx);
+			e->heap = RelationGetRelid(heap);
+			return idx;
+		}
+		index_close(idx, AccessShareLock);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("relation \"%s\" has no btree index on (%s, ...)",
+					RelationGetRelationName(heap), cols[0])));
+	return NULL;				/* keep compiler quiet */
+}
