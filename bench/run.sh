@@ -21,7 +21,8 @@
 # enqueue's commit to the return of the claim that took it, p50 / p99 / max; and 100
 # claimers waiting on a queue no one enqueues into (idle_waiter.sql, each call waiting
 # ${BENCH_IDLE_WAIT:-10} s): the CPU their backends use (from /proc), and how many of
-# them hold a snapshot (pg_stat_activity).
+# them hold a snapshot (pg_stat_activity); beside it, the same for 100 clients that each
+# sleep as long and then run SELECT 1 (idle_baseline.sql), the floor on this machine.
 # BENCH_CELLS=tx runs only the open-transaction cell, main only the first table, wake
 # only the wake cell (default all):
 #   BENCH_CELLS=tx bash bench/run.sh 20
@@ -164,32 +165,42 @@ if [ "$cells" = all ] || [ "$cells" = wake ]; then
     echo " time after the commit: the claim returned before the producer's next statement ran)"
 
     # idle: 100 claimers waiting for a queue that gets nothing, for $secs s, each waiting
-    # ${BENCH_IDLE_WAIT:-10} s per call
+    # ${BENCH_IDLE_WAIT:-10} s per call; then the floor beside it: 100 clients each
+    # sleeping as long in pgbench and then running SELECT 1 (idle_baseline.sql), the
+    # cost of a backend that wakes for one statement that often. CPU time of the
+    # backends from /proc/PID/schedstat (ns; a tick count is too coarse for bursts of a
+    # few ms).
     idle_wait=${BENCH_IDLE_WAIT:-10}
-    "${run_as[@]}" "$bin/pgbench" -n -c 100 -j 2 -T "$((secs + 4))" -h "$work" -p "$port" \
-        -U postgres -D idle_wait="$idle_wait" -f "$work/idle_waiter.sql" postgres >/dev/null 2>&1 &
-    idlers=$!
-    sleep 2
-    pids=$("${psql[@]}" -c "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity
-                              WHERE application_name = 'pgbench' AND query LIKE '%wait =>%'")
-    ticks() { local t=0 p; for p in $pids; do
-                  t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0))); done
-              echo "$t"; }
-    held=0
-    c0=$(ticks); t0=$(date +%s.%N)
-    for _ in $(seq "$secs"); do
-        h=$("${psql[@]}" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgbench'
-                               AND query LIKE '%wait =>%' AND backend_xmin IS NOT NULL")
-        [ "$h" -gt "$held" ] && held=$h
-        sleep 1
-    done
-    c1=$(ticks); t1=$(date +%s.%N)
-    wait "$idlers"
+    idle_cpu() {    # script pattern -> "backends cpu% most-holding-a-snapshot"
+        local script=$1 pattern=$2 pids held=0 c0 c1 t0 t1 h
+        "${run_as[@]}" "$bin/pgbench" -n -c 100 -j 2 -T "$((secs + 4))" -h "$work" -p "$port" \
+            -U postgres -D idle_wait="$idle_wait" -f "$work/$script" postgres >/dev/null 2>&1 &
+        local bench=$!
+        sleep 2
+        pids=$("${psql[@]}" -c "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity
+                                  WHERE application_name = 'pgbench' AND query LIKE '$pattern'")
+        ns() { local t=0 p; for p in $pids; do
+                   t=$((t + $(awk '{ print $1 }' "/proc/$p/schedstat" 2>/dev/null || echo 0))); done
+               echo "$t"; }
+        c0=$(ns); t0=$(date +%s.%N)
+        for _ in $(seq "$secs"); do
+            h=$("${psql[@]}" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgbench'
+                                   AND query LIKE '$pattern' AND backend_xmin IS NOT NULL")
+            [ "$h" -gt "$held" ] && held=$h
+            sleep 1
+        done
+        c1=$(ns); t1=$(date +%s.%N)
+        wait "$bench"
+        echo "$(echo "$pids" | wc -w) $(awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" \
+            'BEGIN { printf "%.2f", (b - a) / 1e9 / (e - s) * 100 }') $held"
+    }
+    read -r n_w cpu_w held_w < <(idle_cpu idle_waiter.sql '%wait =>%')
+    read -r n_b cpu_b held_b < <(idle_cpu idle_baseline.sql '%SELECT 1%')
     echo
-    echo "| idle waiting claimers | backends | CPU, % of one core | most holding a snapshot at once |"
+    echo "| 100 idle clients, $secs s | backends | CPU, % of one core | most holding a snapshot at once |"
     echo "|---|---|---|---|"
-    echo "| 100, $secs s | $(echo "$pids" | wc -w) | $(awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$(getconf CLK_TCK)" \
-        'BEGIN { printf "%.2f", (b - a) / hz / (e - s) * 100 }') | $held |"
+    echo "| waiting claimers (awa.claim, wait => $idle_wait s) | $n_w | $cpu_w | $held_w |"
+    echo "| baseline: \\sleep $idle_wait s, then SELECT 1 | $n_b | $cpu_b | $held_b |"
     echo
-    echo "(each waits $idle_wait s per call, then calls again; $(nproc) cores; $(date -u +%F))"
+    echo "(each calls again when its call returns; $(nproc) cores; $(date -u +%F))"
 fi
