@@ -195,7 +195,7 @@ if [ "$cells" = all ] || [ "$cells" = wake ]; then
             'BEGIN { printf "%.2f", (b - a) / 1e9 / (e - s) * 100 }') $held"
     }
     read -r n_w cpu_w held_w < <(idle_cpu idle_waiter.sql '%wait =>%')
-    read -r n_b cpu_b held_b < <(idle_cpu idle_baseline.sql '%SELECT 1%')
+    read -r n_b cpu_b held_b < <(idle_cpu idle_baseline.sql '%')
     echo
     echo "| 100 idle clients, $secs s | backends | CPU, % of one core | most holding a snapshot at once |"
     echo "|---|---|---|---|"
