@@ -96,11 +96,14 @@ status_detach(int code, Datum arg)
 /*
  * Claim a status slot for this worker: the one its database used last, else a
  * free one. The slot is released at exit by a callback installed first.
+ * Nothing under the lock can fail: a conflict is reported after releasing it.
  */
 AwaWorkerStatus *
 awa_status_attach(Oid dboid, const char *dbname)
 {
 	AwaWorkerStatus *free_slot = NULL;
+	int			other_pid = 0;
+	TimestampTz now = GetCurrentTimestamp();
 	int			i;
 
 	if (awa_shared == NULL)
@@ -114,28 +117,34 @@ awa_status_attach(Oid dboid, const char *dbname)
 		AwaWorkerStatus *st = &awa_shared->workers[i];
 
 		if (st->in_use && st->dboid == dboid)
-			ereport(ERROR,
-					(errmsg("another awa_bgw worker (PID %d) already maintains database \"%s\"",
-							st->pid, dbname)));
+			other_pid = st->pid;
 		if (!st->in_use && (free_slot == NULL || st->dboid == dboid))
 			free_slot = st;
 	}
-	if (free_slot == NULL)
+	if (other_pid == 0 && free_slot != NULL)
 	{
-		LWLockRelease(awa_shared->lock);
-		ereport(ERROR,
-				(errmsg("no free awa_bgw status slot for database \"%s\"", dbname),
-				 errhint("awa_bgw maintains at most %d databases.", AWA_BGW_MAX_DATABASES)));
+		memset(free_slot, 0, sizeof(AwaWorkerStatus));
+		free_slot->in_use = true;
+		free_slot->dboid = dboid;
+		strlcpy(free_slot->dbname, dbname, NAMEDATALEN);
+		free_slot->pid = MyProcPid;
+		free_slot->state = AWA_STATE_STARTING;
+		free_slot->started_at = free_slot->state_since = now;
+		my_status = free_slot;
 	}
-	memset(free_slot, 0, sizeof(AwaWorkerStatus));
-	free_slot->in_use = true;
-	free_slot->dboid = dboid;
-	strlcpy(free_slot->dbname, dbname, NAMEDATALEN);
-	free_slot->pid = MyProcPid;
-	free_slot->state = AWA_STATE_STARTING;
-	free_slot->started_at = free_slot->state_since = GetCurrentTimestamp();
-	my_status = free_slot;
 	LWLockRelease(awa_shared->lock);
+
+	if (other_pid != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("another awa_bgw worker (PID %d) already maintains database \"%s\"",
+						other_pid, dbname),
+				 errhint("Only one awa_bgw worker runs per database; this one exits.")));
+	if (free_slot == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("no free awa_bgw status slot for database \"%s\"", dbname),
+				 errhint("awa_bgw maintains at most %d databases.", AWA_BGW_MAX_DATABASES)));
 	return free_slot;
 }
 
