@@ -747,26 +747,31 @@ Datum
 awa_claim_waiters(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Waiter	   *copy;
+	int			n = 0;
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (wait_state == NULL)
 		return (Datum) 0;
+	/* copied under the lock, returned after it: no allocation while it is held */
+	copy = palloc(sizeof(Waiter) * wait_state->nslots);
 	LWLockAcquire(wait_state->lock, LW_SHARED);
 	for (i = 0; i < wait_state->nslots; i++)
+		if (wait_state->slots[i].dboid != InvalidOid)
+			copy[n++] = wait_state->slots[i];
+	LWLockRelease(wait_state->lock);
+	for (i = 0; i < n; i++)
 	{
-		Waiter	   *w = &wait_state->slots[i];
 		Datum		values[4];
 		bool		nulls[4] = {false, false, false, false};
 
-		if (w->dboid == InvalidOid)
-			continue;
-		values[0] = Int32GetDatum(w->pid);
-		values[1] = ObjectIdGetDatum(w->dboid);
-		values[2] = TimestampTzGetDatum(w->started);
-		values[3] = BoolGetDatum(w->woken);
+		values[0] = Int32GetDatum(copy[i].pid);
+		values[1] = ObjectIdGetDatum(copy[i].dboid);
+		values[2] = TimestampTzGetDatum(copy[i].started);
+		values[3] = BoolGetDatum(copy[i].woken);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	LWLockRelease(wait_state->lock);
+	pfree(copy);
 	return (Datum) 0;
 }
