@@ -10,7 +10,9 @@
  * registered BGW_NEVER_RESTART). A worker is never restarted for a database
  * that no longer exists, so DROP DATABASE ... WITH (FORCE) of a maintained
  * database ends its worker for good; a database removed from the list has
- * its worker stopped.
+ * its worker stopped. A template database, or one that allows no
+ * connections, is not maintained (a worker connected to a template makes
+ * every CREATE DATABASE from it fail): one warning, until that changes.
  *
  * src/launcher.c
  *
@@ -47,11 +49,20 @@
 #define BACKOFF_MAX_MS			60000
 #define STABLE_RUN_MS			60000	/* a run this long resets the back-off */
 
+/* Whether a listed database can have a worker. */
+typedef enum DatabaseFitness
+{
+	DB_FIT = 0,
+	DB_MISSING,
+	DB_TEMPLATE,
+	DB_NO_CONNECTIONS
+} DatabaseFitness;
+
 typedef struct LauncherEntry
 {
 	bool		used;
 	bool		wanted;			/* still listed in awa_bgw.databases */
-	bool		missing_logged;
+	DatabaseFitness reported;	/* the unfitness last logged; DB_FIT: none */
 	char		dbname[NAMEDATALEN];
 	Oid			dboid;			/* of the running worker */
 	BackgroundWorkerHandle *handle;
@@ -198,35 +209,65 @@ start_worker(LauncherEntry *e, Oid dboid, Oid roleoid, TimestampTz now)
 		return;
 	}
 	e->dboid = dboid;
-	e->missing_logged = false;
+	e->reported = DB_FIT;
 }
 
 /*
- * The OID of a database that accepts connections, or InvalidOid. A heap scan
- * of pg_database, because a process connected to no database cannot open
+ * Whether a database can be maintained, and its OID. A heap scan of
+ * pg_database, because a process connected to no database cannot open
  * pg_database's indexes (the autovacuum launcher reads it the same way).
  */
-static Oid
-lookup_database_oid(const char *dbname)
+static DatabaseFitness
+lookup_database(const char *dbname, Oid *dboid)
 {
 	Relation	rel = table_open(DatabaseRelationId, AccessShareLock);
 	TableScanDesc scan = table_beginscan_catalog(rel, 0, NULL);
 	HeapTuple	tup;
-	Oid			result = InvalidOid;
+	DatabaseFitness result = DB_MISSING;
 
+	*dboid = InvalidOid;
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
 		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
 
-		if (db->datallowconn && strcmp(NameStr(db->datname), dbname) == 0)
-		{
-			result = db->oid;
-			break;
-		}
+		if (strcmp(NameStr(db->datname), dbname) != 0)
+			continue;
+		*dboid = db->oid;
+		result = db->datistemplate ? DB_TEMPLATE
+			: !db->datallowconn ? DB_NO_CONNECTIONS : DB_FIT;
+		break;
 	}
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return result;
+}
+
+/* Say once why a listed database has no worker (again only if the reason changes). */
+static void
+report_unfit(LauncherEntry *e, DatabaseFitness fitness)
+{
+	if (e->reported == fitness)
+		return;
+	e->reported = fitness;
+	if (fitness == DB_MISSING)
+		ereport(LOG,
+				(errmsg("awa_bgw: database \"%s\" listed in awa_bgw.databases does "
+						"not exist; waiting for it", e->dbname)));
+	else if (fitness == DB_TEMPLATE)
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("awa_bgw: database \"%s\" listed in awa_bgw.databases is a "
+						"template database; not maintaining it", e->dbname),
+				 errdetail("A session connected to a template database makes CREATE "
+						   "DATABASE from it fail."),
+				 errhint("Remove it from awa_bgw.databases and reload.")));
+	else if (fitness == DB_NO_CONNECTIONS)
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("awa_bgw: database \"%s\" listed in awa_bgw.databases does "
+						"not allow connections; not maintaining it", e->dbname),
+				 errhint("Remove it from awa_bgw.databases and reload, or allow "
+						 "connections with ALTER DATABASE ... ALLOW_CONNECTIONS true.")));
 }
 
 /*
@@ -279,7 +320,27 @@ stop_unwanted_orphans(void)
 	LWLockRelease(awa_shared->lock);
 }
 
-/* Start the wanted workers that are not running and are due; needs a transaction. */
+/*
+ * A running worker whose database became a template (or closed to connections)
+ * is stopped: it would make CREATE DATABASE from it fail. It is not started
+ * again while that lasts.
+ */
+static void
+stop_if_unfit(LauncherEntry *e)
+{
+	Oid			dboid;
+	DatabaseFitness fitness = lookup_database(e->dbname, &dboid);
+
+	if (fitness != DB_TEMPLATE && fitness != DB_NO_CONNECTIONS)
+		return;
+	report_unfit(e, fitness);
+	TerminateBackgroundWorker(e->handle);
+}
+
+/*
+ * Start the wanted workers that are not running and are due, and stop running
+ * ones whose database can no longer be maintained; needs a transaction.
+ */
 static void
 start_due_workers(TimestampTz now)
 {
@@ -301,18 +362,22 @@ start_due_workers(TimestampTz now)
 	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
 	{
 		LauncherEntry *e = &entries[i];
+		DatabaseFitness fitness;
 		Oid			dboid;
 
-		if (!e->used || !e->wanted || e->handle != NULL || now < e->next_start)
+		if (!e->used || !e->wanted)
 			continue;
-		dboid = lookup_database_oid(e->dbname);
-		if (!OidIsValid(dboid))
+		if (e->handle != NULL)
 		{
-			if (!e->missing_logged)
-				ereport(LOG,
-						(errmsg("awa_bgw: database \"%s\" listed in awa_bgw.databases does "
-								"not exist; waiting for it", e->dbname)));
-			e->missing_logged = true;
+			stop_if_unfit(e);
+			continue;
+		}
+		if (now < e->next_start)
+			continue;
+		fitness = lookup_database(e->dbname, &dboid);
+		if (fitness != DB_FIT)
+		{
+			report_unfit(e, fitness);
 			continue;
 		}
 		if (orphan_worker_pid(dboid) != 0)
