@@ -53,7 +53,8 @@ typedef enum AwaWorkerState
 	AWA_STATE_IN_RECOVERY,
 	AWA_STATE_DISABLED,
 	AWA_STATE_FOLLOWER,
-	AWA_STATE_LEADER
+	AWA_STATE_LEADER,
+	AWA_STATE_BAD_ROLE			/* awa_bgw.role may not maintain: not superuser, NOLOGIN */
 } AwaWorkerState;
 
 typedef enum AwaRotateOutcome
@@ -104,6 +105,7 @@ typedef struct AwaWorkerStatus
 	uint64		errors;
 	char		last_error[AWA_ERROR_LEN];
 	TimestampTz last_error_at;
+	uint64		ticks;			/* passes of the worker's loop */
 } AwaWorkerStatus;
 
 /* New queues being registered by transactions in progress, per database (0.9). */
@@ -175,6 +177,7 @@ extern void awa_note_enqueued_lane(text *queue, int jobs, int32 lane, int32 read
 extern AwaSharedState *awa_shared;
 extern AwaWorkerStatus *awa_status_attach(Oid dboid, const char *dbname);
 extern void awa_status_set_state(AwaWorkerStatus *st, AwaWorkerState state);
+extern void awa_status_count_tick(AwaWorkerStatus *st);
 extern int	awa_rotate_outcome_index(const char *outcome, const char *blocker);
 extern int	awa_prune_outcome_index(const char *outcome);
 

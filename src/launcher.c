@@ -27,6 +27,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_database.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -35,9 +36,10 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
-#include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
@@ -72,6 +74,16 @@ typedef struct LauncherEntry
 } LauncherEntry;
 
 static LauncherEntry entries[AWA_BGW_MAX_DATABASES];
+
+/* Whether workers can connect as awa_bgw.role; the problem last logged. */
+typedef enum RoleFitness
+{
+	ROLE_FIT = 0,
+	ROLE_MISSING,
+	ROLE_NO_LOGIN
+} RoleFitness;
+
+static RoleFitness role_reported = ROLE_FIT;
 
 static LauncherEntry *
 entry_for(const char *dbname)
@@ -337,6 +349,60 @@ stop_if_unfit(LauncherEntry *e)
 	TerminateBackgroundWorker(e->handle);
 }
 
+/* Say once that no worker can start as awa_bgw.role (again only if that changes). */
+static void
+report_role(RoleFitness fitness)
+{
+	if (fitness == role_reported)
+		return;
+	role_reported = fitness;
+	if (fitness == ROLE_MISSING)
+		ereport(WARNING,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("awa_bgw: role \"%s\" (awa_bgw.role) does not exist; starting no workers",
+						awa_bgw_role),
+				 errhint("Create it as a superuser WITH LOGIN, or set awa_bgw.role to "
+						 "such a role and restart the server.")));
+	else if (fitness == ROLE_NO_LOGIN)
+		ereport(WARNING,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("awa_bgw: role \"%s\" (awa_bgw.role) has no LOGIN; starting no workers",
+						awa_bgw_role),
+				 errhint("ALTER ROLE %s LOGIN; the workers start within a second.",
+						 quote_identifier(awa_bgw_role))));
+}
+
+/*
+ * The role workers connect as (InvalidOid: the bootstrap superuser) in
+ * *roleoid; false when a worker could not connect as it. Whether it may
+ * maintain (a superuser) is each worker's own check.
+ */
+static bool
+worker_role(Oid *roleoid)
+{
+	HeapTuple	tup;
+	RoleFitness fitness = ROLE_FIT;
+
+	*roleoid = InvalidOid;
+	if (awa_bgw_role && awa_bgw_role[0] != '\0')
+	{
+		tup = SearchSysCache1(AUTHNAME, CStringGetDatum(awa_bgw_role));
+		if (!HeapTupleIsValid(tup))
+			fitness = ROLE_MISSING;
+		else
+		{
+			Form_pg_authid form = (Form_pg_authid) GETSTRUCT(tup);
+
+			*roleoid = form->oid;
+			if (!form->rolcanlogin)
+				fitness = ROLE_NO_LOGIN;
+			ReleaseSysCache(tup);
+		}
+	}
+	report_role(fitness);
+	return fitness == ROLE_FIT;
+}
+
 /*
  * Start the wanted workers that are not running and are due, and stop running
  * ones whose database can no longer be maintained; needs a transaction.
@@ -344,21 +410,10 @@ stop_if_unfit(LauncherEntry *e)
 static void
 start_due_workers(TimestampTz now)
 {
-	Oid			roleoid = InvalidOid;
+	Oid			roleoid;
+	bool		can_start = worker_role(&roleoid);
 	int			i;
 
-	if (awa_bgw_role && awa_bgw_role[0] != '\0')
-	{
-		roleoid = get_role_oid(awa_bgw_role, true);
-		if (!OidIsValid(roleoid))
-		{
-			ereport(WARNING,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("awa_bgw: role \"%s\" (awa_bgw.role) does not exist", awa_bgw_role),
-					 errhint("Create it WITH LOGIN, or set awa_bgw.role to an existing role.")));
-			return;
-		}
-	}
 	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
 	{
 		LauncherEntry *e = &entries[i];
@@ -372,7 +427,7 @@ start_due_workers(TimestampTz now)
 			stop_if_unfit(e);
 			continue;
 		}
-		if (now < e->next_start)
+		if (!can_start || now < e->next_start)
 			continue;
 		fitness = lookup_database(e->dbname, &dboid);
 		if (fitness != DB_FIT)

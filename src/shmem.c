@@ -24,6 +24,7 @@
 #include "src/awa_bgw.h"
 
 PG_FUNCTION_INFO_V1(awa_maintenance_worker_status);
+PG_FUNCTION_INFO_V1(awa_maintenance_worker_ticks);
 
 AwaSharedState *awa_shared = NULL;
 
@@ -77,6 +78,8 @@ awa_state_name(AwaWorkerState state)
 			return "follower";
 		case AWA_STATE_LEADER:
 			return "leader";
+		case AWA_STATE_BAD_ROLE:
+			return "bad_role";
 	}
 	return "unknown";
 }
@@ -160,6 +163,15 @@ awa_status_set_state(AwaWorkerStatus *st, AwaWorkerState state)
 		st->leader_since = st->state_since;
 	else
 		st->leader_since = 0;
+	LWLockRelease(awa_shared->lock);
+}
+
+/* One more pass of the worker's loop, whatever it did. */
+void
+awa_status_count_tick(AwaWorkerStatus *st)
+{
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	st->ticks++;
 	LWLockRelease(awa_shared->lock);
 }
 
@@ -255,6 +267,44 @@ awa_maintenance_worker_status(PG_FUNCTION_ARGS)
 		values[17] = CStringGetTextDatum(st->last_error);
 		nulls[17] = (st->last_error[0] == '\0');
 		values[18] = nullable_ts(st->last_error_at, &nulls[18]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
+}
+
+/*
+ * awa.maintenance_worker_ticks() RETURNS TABLE (pid int, ticks bigint): the
+ * passes of each worker's loop (0.9's maintenance_status joins it by pid).
+ */
+Datum
+awa_maintenance_worker_ticks(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			pids[AWA_BGW_MAX_DATABASES];
+	uint64		ticks[AWA_BGW_MAX_DATABASES];
+	int			n = 0;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (awa_shared == NULL)
+		PG_RETURN_VOID();
+	LWLockAcquire(awa_shared->lock, LW_SHARED);
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
+		if (!awa_shared->workers[i].in_use)
+			continue;
+		pids[n] = awa_shared->workers[i].pid;
+		ticks[n++] = awa_shared->workers[i].ticks;
+	}
+	LWLockRelease(awa_shared->lock);
+
+	for (i = 0; i < n; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = Int32GetDatum(pids[i]);
+		values[1] = Int64GetDatum((int64) ticks[i]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

@@ -8,7 +8,10 @@
  * disabled, while the server is in recovery, while the extension is missing
  * or at a version this library does not maintain, and while another process
  * holds the leader lock. As leader it runs, per ring and on that ring's
- * cadence, one rotate transaction then one prune transaction.
+ * cadence, one rotate transaction then one prune transaction. It neither
+ * leads nor runs a step while its role is not a superuser with LOGIN (state
+ * bad_role, said once); it looks again every awa_bgw.leader_retry_interval
+ * and after each reload.
  *
  * src/worker.c
  *
@@ -16,7 +19,9 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_authid.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -26,6 +31,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
@@ -43,6 +49,9 @@ typedef struct WorkerSchedule
 	TimestampTz next_rescue;
 	TimestampTz next_heartbeat;
 	TimestampTz next_leader_try;
+	TimestampTz next_role_check;
+	bool		role_named;		/* awa_bgw.role names a role (else bootstrap superuser) */
+	char		role_problem[64];	/* why the role may not maintain, as logged; "" */
 	bool		is_leader;
 	bool		upgrade_logged;
 	char		instance_id[40];
@@ -94,6 +103,69 @@ leader_try(TimestampTz now)
 		ereport(LOG, (errmsg("awa_bgw: became maintenance leader of database \"%s\"",
 							 status->dbname)));
 	}
+}
+
+/*
+ * What keeps the role from maintaining, or NULL; fills its name. Needs a
+ * transaction. LOGIN matters only for a role named in awa_bgw.role: the
+ * bootstrap superuser's workers connect without the check.
+ */
+static const char *
+role_problem(Oid roleid, char *rolname)
+{
+	HeapTuple	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(roleid));
+	Form_pg_authid form;
+	const char *problem = NULL;
+
+	if (!HeapTupleIsValid(tup))
+	{
+		snprintf(rolname, NAMEDATALEN, "%u", roleid);
+		return "does not exist";
+	}
+	form = (Form_pg_authid) GETSTRUCT(tup);
+	strlcpy(rolname, NameStr(form->rolname), NAMEDATALEN);
+	if (!form->rolsuper)
+		problem = "is not a superuser";
+	else if (sched.role_named && !form->rolcanlogin)
+		problem = "has no LOGIN";
+	ReleaseSysCache(tup);
+	return problem;
+}
+
+/*
+ * Whether this worker's role may maintain. Looked up on the leader retry
+ * cadence and after a reload; a new problem is logged once, its end too.
+ */
+static bool
+role_fit(TimestampTz now)
+{
+	const char *problem;
+	char		rolname[NAMEDATALEN];
+
+	if (now < sched.next_role_check)
+		return sched.role_problem[0] == '\0';
+	sched.next_role_check = after_ms(now, awa_bgw_leader_retry_interval);
+
+	StartTransactionCommand();
+	problem = role_problem(GetSessionUserId(), rolname);
+	CommitTransactionCommand();
+
+	if (problem != NULL && strcmp(problem, sched.role_problem) != 0)
+		ereport(WARNING,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("awa_bgw: the worker for database \"%s\" does not maintain it: "
+						"its role \"%s\" %s", status->dbname, rolname, problem),
+				 errdetail("Maintenance needs a superuser; the worker idles in state "
+						   "bad_role and takes no leadership."),
+				 errhint("ALTER ROLE %s SUPERUSER LOGIN, then reload (SELECT "
+						 "pg_reload_conf()); or set awa_bgw.role to such a role and "
+						 "restart the server.", quote_identifier(rolname))));
+	else if (problem == NULL && sched.role_problem[0] != '\0')
+		ereport(LOG,
+				(errmsg("awa_bgw: the role \"%s\" of the worker for database \"%s\" may "
+						"maintain it now", rolname, status->dbname)));
+	strlcpy(sched.role_problem, problem ? problem : "", sizeof(sched.role_problem));
+	return problem == NULL;
 }
 
 /*
@@ -269,6 +341,7 @@ worker_tick(void)
 	TimestampTz next = after_ms(now, IDLE_RECHECK_MS);
 	int			r;
 
+	awa_status_count_tick(status);
 	if (!awa_bgw_enabled)
 	{
 		leader_release();
@@ -279,6 +352,12 @@ worker_tick(void)
 	{
 		leader_release();
 		awa_status_set_state(status, AWA_STATE_IN_RECOVERY);
+		return next;
+	}
+	if (!role_fit(now))
+	{
+		leader_release();
+		awa_status_set_state(status, AWA_STATE_BAD_ROLE);
 		return next;
 	}
 	if (!extension_ready())
@@ -367,6 +446,7 @@ awa_bgw_worker_main(Datum main_arg)
 
 	status = awa_status_attach(dboid, args.dbname);
 	memset(&sched, 0, sizeof(sched));
+	sched.role_named = OidIsValid(args.roleoid);
 	new_instance_id();
 	ereport(LOG, (errmsg("awa_bgw: worker started for database \"%s\"", args.dbname)));
 
@@ -397,6 +477,7 @@ awa_bgw_worker_main(Datum main_arg)
 			memset(sched.next_ring, 0, sizeof(sched.next_ring));
 			sched.next_promote = sched.next_rescue = sched.next_fold = 0;
 			sched.next_leader_try = 0;
+			sched.next_role_check = 0;
 		}
 	}
 }

@@ -1,7 +1,9 @@
 # Bad configuration around the worker: template databases (and databases closed to
 # connections) named in awa_bgw.databases are skipped with one warning each, so
 # CREATE DATABASE keeps working; a running worker whose database becomes a template is
-# stopped.
+# stopped. An awa_bgw.role that is not a superuser, or has no LOGIN, is said once, takes
+# no leadership and runs no step, and the worker leads once the role is fixed and the
+# configuration reloaded; the launcher starts no worker that could not log in.
 
 use strict;
 use warnings;
@@ -123,6 +125,67 @@ my %why = (
 	tmpl => 'is a template database');
 is(count_in_log(unfit_re($_, $why{$_})), 1, "the warning for $_ was logged once")
   for sort keys %why;
+
+#---------------------------------------------------------------------------
+# 2. awa_bgw.role is not a superuser: said once, no leadership, no failing steps.
+
+sql('CREATE ROLE awa_weak LOGIN');
+sql('CREATE DATABASE other');
+sql(q{ALTER SYSTEM SET awa_bgw.role = 'awa_weak'});
+sql(q{ALTER SYSTEM SET awa_bgw.databases = 'postgres, other'});
+$node->restart;
+
+my $not_super =
+  qr/the worker for database "postgres" does not maintain it: its role "awa_weak" is not a superuser/;
+wait_log('the worker says its role is not a superuser', $not_super);
+wait_until('the worker idles in state bad_role',
+	"SELECT state FROM awa.maintenance_status WHERE database = 'postgres'", 'bad_role');
+my $ticks = status('ticks');
+wait_until('the worker goes round its loop five more times',
+	"SELECT ticks >= $ticks + 5 FROM awa.maintenance_status WHERE database = 'postgres'");
+is(count_in_log($not_super), 1, 'it said so once');
+is(status('leader_since IS NULL AND errors = 0 AND last_error IS NULL'),
+	't', 'it took no leadership and no step failed');
+is(sql(q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1
+          AND classid::bigint = 4708303813012965710 >> 32
+          AND objid::bigint = 4708303813012965710 & 4294967295}),
+	'0', 'nobody holds the leader key');
+is(count_in_log(qr/awa_bgw: [^\n]* failed: /), 0, 'no step failure was logged');
+
+sql('ALTER ROLE awa_weak SUPERUSER');
+$node->reload;
+wait_until('after ALTER ROLE ... SUPERUSER and a reload, the worker leads',
+	"SELECT state FROM awa.maintenance_status WHERE database = 'postgres'", 'leader');
+wait_log('and says so', qr/the role "awa_weak" of the worker for database "postgres" may maintain it now/);
+
+#---------------------------------------------------------------------------
+# 3. awa_bgw.role loses LOGIN: the running worker stands down, the launcher starts no
+#    worker that could not connect; LOGIN back, and a worker starts and leads.
+
+sql('ALTER ROLE awa_weak NOLOGIN');
+$node->reload;
+wait_until('without LOGIN the worker idles in state bad_role',
+	"SELECT state FROM awa.maintenance_status WHERE database = 'postgres'", 'bad_role');
+my $no_login = qr/awa_bgw: role "awa_weak" \(awa_bgw\.role\) has no LOGIN; starting no workers/;
+wait_log('the launcher says it starts no workers', $no_login);
+my $offset = -s $node->logfile;
+sql(sprintf('SELECT pg_terminate_backend(%d)', status('pid')));
+ok($node->wait_for_log(qr/worker for database "postgres" exited/, $offset),
+	'the launcher notices the exit');
+# the other database's worker keeps ticking: wait for three of its ticks, past the
+# launcher's one-second back-off, while no worker runs for postgres
+my $other_ticks =
+  sql("SELECT ticks FROM awa.maintenance_status WHERE database = 'other'");
+wait_until('the launcher had time to restart the worker',
+	"SELECT ticks >= $other_ticks + 3 FROM awa.maintenance_status WHERE database = 'other'");
+is(sql("SELECT count(*) FROM awa.maintenance_status WHERE database = 'postgres'"),
+	'0', 'no worker runs for postgres');
+is(count_in_log(qr/not permitted to log in/), 0, 'no worker failed to log in');
+is(count_in_log($no_login), 1, 'the launcher said so once');
+
+sql('ALTER ROLE awa_weak LOGIN');
+wait_until('with LOGIN back, a worker starts and leads',
+	"SELECT state FROM awa.maintenance_status WHERE database = 'postgres'", 'leader');
 
 $node->stop;
 done_testing();
