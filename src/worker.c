@@ -60,6 +60,27 @@ typedef struct WorkerSchedule
 static AwaWorkerStatus *status;
 static WorkerSchedule sched;
 
+/*
+ * Settings the steps depend on, fixed at session level after connecting, so
+ * that database and role defaults (ALTER DATABASE/ROLE ... SET) cannot steer
+ * the worker: a read-only or serializable default fails or changes every
+ * step, a short lock or statement timeout fails them at random, replica
+ * mode switches the fence triggers off. A step may still SET LOCAL them.
+ */
+static const char *const pinned_settings[][2] = {
+	{"default_transaction_read_only", "off"},
+	{"default_transaction_isolation", "read committed"},
+	{"default_transaction_deferrable", "off"},
+	{"statement_timeout", "0"},
+	{"lock_timeout", "0"},
+	{"idle_in_transaction_session_timeout", "0"},
+	{"session_replication_role", "origin"},
+	{"row_security", "on"},
+	{"DateStyle", "ISO, MDY"},
+	{"IntervalStyle", "postgres"},
+	{"standard_conforming_strings", "on"},
+};
+
 static TimestampTz
 after_ms(TimestampTz from, int ms)
 {
@@ -415,6 +436,17 @@ database_still_listed(void)
 }
 
 static void
+pin_settings(void)
+{
+	size_t		i;
+
+	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+	for (i = 0; i < lengthof(pinned_settings); i++)
+		SetConfigOption(pinned_settings[i][0], pinned_settings[i][1], PGC_SUSET,
+						PGC_S_SESSION);
+}
+
+static void
 new_instance_id(void)
 {
 	AwaStepResult res;
@@ -442,7 +474,7 @@ awa_bgw_worker_main(Datum main_arg)
 
 	BackgroundWorkerInitializeConnectionByOid(dboid, args.roleoid, 0);
 	pgstat_report_appname(AWA_BGW_WORKER_TYPE);
-	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_OVERRIDE);
+	pin_settings();
 
 	status = awa_status_attach(dboid, args.dbname);
 	memset(&sched, 0, sizeof(sched));

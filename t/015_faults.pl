@@ -4,6 +4,8 @@
 # stopped. An awa_bgw.role that is not a superuser, or has no LOGIN, is said once, takes
 # no leadership and runs no step, and the worker leads once the role is fixed and the
 # configuration reloaded; the launcher starts no worker that could not log in.
+# Database and role defaults that would break the steps (read-only, serializable,
+# short timeouts, replica mode, another search_path) do not reach the worker.
 
 use strict;
 use warnings;
@@ -186,6 +188,43 @@ is(count_in_log($no_login), 1, 'the launcher said so once');
 sql('ALTER ROLE awa_weak LOGIN');
 wait_until('with LOGIN back, a worker starts and leads',
 	"SELECT state FROM awa.maintenance_status WHERE database = 'postgres'", 'leader');
+
+#---------------------------------------------------------------------------
+# 4. Hostile defaults on the database and on the worker's role.
+
+my $me = sql('SELECT current_user');
+# the test's own sessions keep sane settings (a database-and-role setting wins)
+sql(qq{ALTER ROLE "$me" IN DATABASE postgres SET default_transaction_read_only = off});
+sql(qq{ALTER ROLE "$me" IN DATABASE postgres SET default_transaction_isolation = 'read committed'});
+sql(qq{ALTER ROLE "$me" IN DATABASE postgres SET statement_timeout = 0});
+sql(q{ALTER DATABASE postgres SET default_transaction_read_only = on});
+sql(q{ALTER DATABASE postgres SET default_transaction_isolation = 'repeatable read'});
+sql(q{ALTER DATABASE postgres SET statement_timeout = '1ms'});
+sql(q{ALTER ROLE awa_weak SET default_transaction_read_only = on});
+sql(q{ALTER ROLE awa_weak SET default_transaction_isolation = 'serializable'});
+sql(q{ALTER ROLE awa_weak SET lock_timeout = '1ms'});
+sql(q{ALTER ROLE awa_weak SET search_path = public});
+sql(q{ALTER ROLE awa_weak SET session_replication_role = replica});
+is(sql(q{SELECT count(*) FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole
+          WHERE r.rolname = 'awa_weak'}), '1', 'the worker role has its defaults');
+
+my $old = status('pid');
+sql("SELECT pg_terminate_backend($old)");
+wait_until('a new worker leads under the hostile defaults',
+	"SELECT pid <> $old AND state = 'leader' FROM awa.maintenance_status
+	  WHERE database = 'postgres'");
+sql(q{SELECT awa.enqueue('hostile', 'job', jsonb_build_object('i', i))
+        FROM generate_series(1, 20) i});
+sql(q{SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('hostile', 20)});
+wait_until('it rotates and prunes every ring, and no step fails',
+	q{SELECT (rotations->'queue'->>'rotated')::bigint >= 1
+	     AND (rotations->'claim'->>'rotated')::bigint >= 1
+	     AND (prunes->'queue'->>'pruned')::bigint >= 1
+	     AND errors = 0
+	   FROM awa.maintenance_status WHERE database = 'postgres'});
+is(status('errors'), '0', 'no step failed');
+is(count_in_log(qr/read-only transaction|lock timeout|statement timeout/), 0,
+	'no read-only or timeout error was logged');
 
 $node->stop;
 done_testing();
