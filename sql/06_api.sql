@@ -192,3 +192,18 @@ SELECT count(*) AS fresh_claimed FROM awa.claim('fresh');
 SELECT awa.heartbeat(:fresh, pg_temp.lease(:fresh)) AS hb,
        awa.complete(:fresh, pg_temp.lease(:fresh)) AS completed;
 SELECT * FROM awa.queue_counts('fresh');
+
+-- the done children's (lane_id, lane_seq) index holds cancel tombstones only (partial,
+-- run_lease = 0): the completion above wrote nothing into it (each child's index is its
+-- metapage alone), a cancel of an available job writes one entry
+CREATE TEMP VIEW tombstone_index_pages AS
+SELECT count(*) AS children, sum(pg_relation_size(i.indexrelid) / 8192) AS pages,
+       bool_and(pg_get_expr(i.indpred, i.indrelid) = '(run_lease = 0)') AS partial
+  FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+ WHERE c.relnamespace = 'awa'::regnamespace AND c.relname LIKE 'done\_entries\_%'
+   AND i.indkey::text = (SELECT string_agg(attnum::text, ' ' ORDER BY k.n)
+                           FROM unnest(ARRAY['lane_id', 'lane_seq']) WITH ORDINALITY k(a, n)
+                           JOIN pg_attribute ON attrelid = c.oid AND attname = k.a);
+SELECT * FROM tombstone_index_pages;
+SELECT awa.cancel(awa.enqueue('fresh', 'gone')) AS cancelled;
+SELECT * FROM tombstone_index_pages;

@@ -564,7 +564,6 @@ Datum
 awa_lane_claimables(PG_FUNCTION_ARGS)
 {
 	static const char *const rcols[] = {"lane_id", "ready_generation", "lane_seq"};
-	static const char *const dcols[] = {"lane_id", "lane_seq"};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int32		lane_id = PG_GETARG_INT32(0);
 	int32		limit = PG_GETARG_INT32(1);
@@ -600,7 +599,7 @@ awa_lane_claimables(PG_FUNCTION_ARGS)
 		ScanKeyData keys[3];
 
 		child_scan_begin(&rs, ready, open_index(ready, 3, rcols), 3);
-		child_scan_begin(&ds, done, open_index(done, 2, dcols), 2);
+		child_scan_begin(&ds, done, open_tombstone_index(done), 2);
 		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
 		ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(g));
 		ScanKeyInit(&keys[2], 3, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(after));

@@ -3,7 +3,8 @@
  * relcache.c
  *	  A backend's cache of the OIDs the hot paths look up by name: schema
  *	  awa, the ring children and tables named in it, and the btree index of a
- *	  child whose leading keys are given columns (docs/storage.md §A.13).
+ *	  child whose leading keys are given columns (docs/storage.md §A.13); and
+ *	  the finding of those indexes, the cancel tombstones' partial one too.
  *
  * An entry is dropped by the relcache invalidation of the relation it names
  * or of the heap or index it pairs (a TRUNCATE, DROP, ALTER, CREATE INDEX or
@@ -136,9 +137,12 @@ awa_relid(Oid nsp, const char *name)
 	return relid;
 }
 
-/* whether idx is a valid plain btree index whose leading keys are want[] */
+/*
+ * Whether idx is a valid btree index without expressions whose leading keys
+ * are want[]; partial only when partial_ok.
+ */
 static bool
-index_matches(Relation idx, int ncols, const AttrNumber *want)
+index_matches(Relation idx, int ncols, const AttrNumber *want, bool partial_ok)
 {
 	Form_pg_index ind = idx->rd_index;
 	bool		ok;
@@ -147,15 +151,15 @@ index_matches(Relation idx, int ncols, const AttrNumber *want)
 	ok = idx->rd_rel->relam == BTREE_AM_OID && ind->indisvalid &&
 		ind->indnkeyatts >= ncols &&
 		heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
-		heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL);
+		(partial_ok || heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL));
 	for (i = 0; ok && i < ncols; i++)
 		ok = ind->indkey.values[i] == want[i];
 	return ok;
 }
 
-/* The plain btree index of heap whose leading keys are cols, with ACCESS SHARE. */
-Relation
-open_index(Relation heap, int ncols, const char *const *cols)
+/* the btree index of heap on cols (see index_matches), with ACCESS SHARE */
+static Relation
+find_index(Relation heap, int ncols, const char *const *cols, bool partial_ok)
 {
 	AttrNumber	want[INDEX_MAX_KEYS];
 	char		key[KEY_LEN] = {0};
@@ -167,7 +171,7 @@ open_index(Relation heap, int ncols, const char *const *cols)
 	bool		found;
 
 	Assert(ncols <= INDEX_MAX_KEYS);
-	len = snprintf(key, sizeof(key), "i %u", RelationGetRelid(heap));
+	len = snprintf(key, sizeof(key), "%c %u", partial_ok ? 'p' : 'i', RelationGetRelid(heap));
 	for (i = 0; i < ncols && len < KEY_LEN; i++)
 		len += snprintf(key + len, sizeof(key) - len, "%c%s", i ? ',' : ' ', cols[i]);
 	if (len >= KEY_LEN)
@@ -182,7 +186,7 @@ open_index(Relation heap, int ncols, const char *const *cols)
 	{
 		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
 
-		if (index_matches(idx, ncols, want))
+		if (index_matches(idx, ncols, want, partial_ok))
 		{
 			list_free(ids);
 			e = hash_search(cache(), key, HASH_ENTER, &found);
@@ -197,4 +201,25 @@ open_index(Relation heap, int ncols, const char *const *cols)
 			 errmsg("relation \"%s\" has no btree index on (%s, ...)",
 					RelationGetRelationName(heap), cols[0])));
 	return NULL;				/* keep compiler quiet */
+}
+
+/* The plain btree index of heap whose leading keys are cols, with ACCESS SHARE. */
+Relation
+open_index(Relation heap, int ncols, const char *const *cols)
+{
+	return find_index(heap, ncols, cols, false);
+}
+
+/*
+ * The index of a done child on (lane_id, lane_seq) that cancel tombstones
+ * (run_lease 0) are found by: in 0.9 partial, WHERE run_lease = 0, so that a
+ * completion writes no entry into it (docs/storage.md A.13); in 0.7 and 0.8 a
+ * plain one. Either serves: the probe checks run_lease on each row it finds.
+ */
+Relation
+open_tombstone_index(Relation done)
+{
+	static const char *const cols[] = {"lane_id", "lane_seq"};
+
+	return find_index(done, 2, cols, true);
 }

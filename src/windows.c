@@ -305,14 +305,12 @@ collect(WinScan *w, uint64 txid, int64 seq)
 static bool
 entry_tombstoned(WinScan *w, int64 seq)
 {
-	static const char *const dcols[] = {"lane_id", "lane_seq"};
-
 	if (!w->ds_open)
 	{
 		Relation	done = open_table(w->nsp, "done_entries", w->child);
 
 		w->a_lease = column_number(done, "run_lease");
-		child_scan_begin(&w->ds, done, open_index(done, 2, dcols), 2);
+		child_scan_begin(&w->ds, done, open_tombstone_index(done), 2);
 		w->o->rels[w->o->nrels++] = RelationGetRelid(done);
 		w->o->rels[w->o->nrels++] = RelationGetRelid(w->ds.index);
 		w->ds_open = true;
