@@ -124,27 +124,64 @@ awa_open_receipt(Oid nsp, int64 job_id, int64 run_lease, AwaReceipt *r)
 	return false;
 }
 
+/* rows into one ring child, their columns given by name (the rest NULL) */
+typedef struct NamedInserter
+{
+	Relation	rel;
+	RowInserter ri;
+	int			n;
+	AttrNumber *atts;
+	Datum	   *row;
+	bool	   *nulls;
+} NamedInserter;
+
+static void
+named_begin(NamedInserter *ni, Relation rel, int n, const char *const *names)
+{
+	int			natts = RelationGetDescr(rel)->natts;
+	int			i;
+
+	ni->rel = rel;
+	ni->n = n;
+	ni->atts = palloc(n * sizeof(AttrNumber));
+	for (i = 0; i < n; i++)
+		ni->atts[i] = column_number(rel, names[i]);
+	ni->row = palloc0(natts * sizeof(Datum));
+	ni->nulls = palloc(natts * sizeof(bool));
+	memset(ni->nulls, true, natts * sizeof(bool));
+	row_inserter_begin(&ni->ri, rel);
+}
+
+static void
+named_put(NamedInserter *ni, Datum *values, bool *nulls)
+{
+	int			i;
+
+	for (i = 0; i < ni->n; i++)
+	{
+		ni->row[ni->atts[i] - 1] = values[i];
+		ni->nulls[ni->atts[i] - 1] = nulls[i];
+	}
+	row_inserter_put(&ni->ri, ni->row, ni->nulls);
+}
+
+/* ends the inserts; the relation stays locked to the end of the transaction */
+static void
+named_end(NamedInserter *ni)
+{
+	row_inserter_end(&ni->ri);
+	table_close(ni->rel, NoLock);
+}
+
 /* one row into a ring child, its columns given by name (the rest NULL) */
 void
 awa_insert_named(Relation rel, int n, const char *const *names, Datum *values, bool *nulls)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
-	Datum	   *row = palloc0(desc->natts * sizeof(Datum));
-	bool	   *rnulls = palloc(desc->natts * sizeof(bool));
-	RowInserter ri;
-	int			i;
+	NamedInserter ni;
 
-	memset(rnulls, true, desc->natts * sizeof(bool));
-	for (i = 0; i < n; i++)
-	{
-		AttrNumber	a = column_number(rel, names[i]);
-
-		row[a - 1] = values[i];
-		rnulls[a - 1] = nulls[i];
-	}
-	row_inserter_begin(&ri, rel);
-	row_inserter_put(&ri, row, rnulls);
-	row_inserter_end(&ri);
+	named_begin(&ni, rel, n, names);
+	named_put(&ni, values, nulls);
+	row_inserter_end(&ni.ri);
 }
 
 /* r's column by name */
@@ -160,61 +197,111 @@ awa_receipt_col(AwaReceipt *r, const char *name)
 	return (Datum) 0;
 }
 
+static const char *const closure_cols[] = {
+	"claim_slot", "claim_generation", "job_id", "run_lease", "outcome", "closed_at"
+};
+static const char *const done_cols[] = {
+	"ready_slot", "ready_generation", "job_id", "run_lease", "lane_id", "lane_seq",
+	"queue", "priority", "kind", "state", "created_at", "finished_at", "error"
+};
+
+/* the closures of n receipts, each into its claim slot's child */
+static void
+insert_closures(Oid nsp, AwaReceipt *rs, int n, const char *outcome, Datum now)
+{
+	NamedInserter ins[AWA_CLAIM_SLOTS];
+	bool		open[AWA_CLAIM_SLOTS] = {0};
+	Datum		v[lengthof(closure_cols)];
+	bool		nulls[lengthof(closure_cols)] = {0};
+	int			i;
+
+	v[4] = CStringGetTextDatum(outcome);
+	v[5] = now;
+	for (i = 0; i < n; i++)
+	{
+		int32		slot = DatumGetInt32(awa_receipt_col(&rs[i], "claim_slot"));
+
+		if (slot < 0 || slot >= AWA_CLAIM_SLOTS)
+			elog(ERROR, "awa_bgw: a receipt in claim slot %d", slot);
+		if (!open[slot])
+		{
+			named_begin(&ins[slot],
+						open_table_for(nsp, "lease_claim_closures", slot, RowExclusiveLock),
+						lengthof(closure_cols), closure_cols);
+			open[slot] = true;
+		}
+		v[0] = Int32GetDatum(slot);
+		v[1] = awa_receipt_col(&rs[i], "claim_generation");
+		v[2] = awa_receipt_col(&rs[i], "job_id");
+		v[3] = awa_receipt_col(&rs[i], "run_lease");
+		named_put(&ins[slot], v, nulls);
+	}
+	for (i = 0; i < AWA_CLAIM_SLOTS; i++)
+		if (open[i])
+			named_end(&ins[i]);
+}
+
+/* the done entries of n receipts, into the current queue slot's child */
+static void
+insert_done(Oid nsp, AwaReceipt *rs, int n, const char *state, Datum error, Datum now)
+{
+	NamedInserter ins;
+	Datum		v[lengthof(done_cols)];
+	bool		nulls[lengthof(done_cols)] = {0};
+	int32		queue_slot;
+	int64		queue_gen;
+	int			i;
+
+	if (!ring_cursor_read(nsp, "queue", &queue_slot, &queue_gen))
+		elog(ERROR, "the queue ring has no cursor");
+	named_begin(&ins, open_table_for(nsp, "done_entries", queue_slot, RowExclusiveLock),
+				lengthof(done_cols), done_cols);
+	v[0] = Int32GetDatum(queue_slot);
+	v[1] = Int64GetDatum(queue_gen);
+	v[9] = CStringGetTextDatum(state);
+	v[11] = now;
+	v[12] = error;
+	nulls[12] = error == (Datum) 0;
+	for (i = 0; i < n; i++)
+	{
+		v[2] = awa_receipt_col(&rs[i], "job_id");
+		v[3] = awa_receipt_col(&rs[i], "attempt");
+		v[4] = awa_receipt_col(&rs[i], "lane_id");
+		v[5] = awa_receipt_col(&rs[i], "lane_seq");
+		v[6] = awa_receipt_col(&rs[i], "queue");
+		v[7] = awa_receipt_col(&rs[i], "priority");
+		v[8] = awa_receipt_col(&rs[i], "kind");
+		v[10] = awa_receipt_col(&rs[i], "created_at");
+		named_put(&ins, v, nulls);
+	}
+	named_end(&ins);
+}
+
 /*
- * close_attempts(ARRAY[r], outcome, state, error): a closure with the outcome
- * in the receipt's claim slot; when state is not NULL, a done entry with the
- * state and error (0: NULL) in the current queue slot.
+ * close_attempts(receipts, outcome, state, error): a closure with the outcome
+ * in each receipt's claim slot; when state is not NULL, a done entry with the
+ * state and error (0: NULL) in the current queue slot. Each child's rows go
+ * through one inserter.
  */
+void
+awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome, const char *state,
+				   Datum error)
+{
+	Datum		now = TimestampTzGetDatum(GetCurrentTimestamp());
+
+	if (n == 0)
+		return;
+	insert_closures(nsp, rs, n, outcome, now);
+	if (state != NULL)
+		insert_done(nsp, rs, n, state, error, now);
+}
+
+/* awa_close_attempts for one receipt */
 void
 awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const char *state,
 				  Datum error)
 {
-	static const char *const xcols[] = {
-		"claim_slot", "claim_generation", "job_id", "run_lease", "outcome", "closed_at"
-	};
-	static const char *const dcols[] = {
-		"ready_slot", "ready_generation", "job_id", "run_lease", "lane_id", "lane_seq",
-		"queue", "priority", "kind", "state", "created_at", "finished_at", "error"
-	};
-	Datum		now = TimestampTzGetDatum(GetCurrentTimestamp());
-	Datum		xv[lengthof(xcols)];
-	bool		xn[lengthof(xcols)] = {0};
-	Datum		dv[lengthof(dcols)];
-	bool		dn[lengthof(dcols)] = {0};
-	int32		queue_slot;
-	int64		queue_gen;
-	Relation	rel;
-
-	xv[0] = awa_receipt_col(r, "claim_slot");
-	xv[1] = awa_receipt_col(r, "claim_generation");
-	xv[2] = awa_receipt_col(r, "job_id");
-	xv[3] = awa_receipt_col(r, "run_lease");
-	xv[4] = CStringGetTextDatum(outcome);
-	xv[5] = now;
-	rel = open_table_for(nsp, "lease_claim_closures", DatumGetInt32(xv[0]), RowExclusiveLock);
-	awa_insert_named(rel, lengthof(xcols), xcols, xv, xn);
-	table_close(rel, NoLock);
-	if (state == NULL)
-		return;
-	if (!ring_cursor_read(nsp, "queue", &queue_slot, &queue_gen))
-		elog(ERROR, "the queue ring has no cursor");
-	dv[0] = Int32GetDatum(queue_slot);
-	dv[1] = Int64GetDatum(queue_gen);
-	dv[2] = awa_receipt_col(r, "job_id");
-	dv[3] = awa_receipt_col(r, "attempt");
-	dv[4] = awa_receipt_col(r, "lane_id");
-	dv[5] = awa_receipt_col(r, "lane_seq");
-	dv[6] = awa_receipt_col(r, "queue");
-	dv[7] = awa_receipt_col(r, "priority");
-	dv[8] = awa_receipt_col(r, "kind");
-	dv[9] = CStringGetTextDatum(state);
-	dv[10] = awa_receipt_col(r, "created_at");
-	dv[11] = now;
-	dv[12] = error;
-	dn[12] = error == (Datum) 0;
-	rel = open_table_for(nsp, "done_entries", queue_slot, RowExclusiveLock);
-	awa_insert_named(rel, lengthof(dcols), dcols, dv, dn);
-	table_close(rel, NoLock);
+	awa_close_attempts(nsp, r, 1, outcome, state, error);
 }
 
 /*
@@ -327,6 +414,8 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	BatchAttempt *att;
+	AwaReceipt *open;
+	int			nopen = 0;
 	int			n;
 	int			i;
 	Oid			nsp;
@@ -355,19 +444,20 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	nsp = awa_namespace();
+	open = palloc(Max(n, 1) * sizeof(AwaReceipt));
 	for (i = 0; i < n; i++)
 	{
-		AwaReceipt	r;
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 
-		if (!awa_open_receipt(nsp, att[i].job_id, att[i].run_lease, &r))
+		if (!awa_open_receipt(nsp, att[i].job_id, att[i].run_lease, &open[nopen]))
 			continue;
-		awa_close_attempt(nsp, &r, "completed", "completed", (Datum) 0);
+		nopen++;
 		values[0] = Int64GetDatum(att[i].job_id);
 		values[1] = Int64GetDatum(att[i].run_lease);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	awa_close_attempts(nsp, open, nopen, "completed", "completed", (Datum) 0);
 	PopActiveSnapshot();
 	return (Datum) 0;
 }

@@ -77,6 +77,8 @@ typedef struct AwaReceipt
 extern int64 awa_attempt_key(int64 job_id, int64 run_lease);
 extern bool awa_open_receipt(Oid nsp, int64 job_id, int64 run_lease, AwaReceipt *r);
 extern Datum awa_receipt_col(AwaReceipt *r, const char *name);
+extern void awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome,
+							   const char *state, Datum error);
 extern void awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const char *state,
 							  Datum error);
 extern void awa_insert_named(Relation rel, int n, const char *const *names, Datum *values,
