@@ -1,0 +1,196 @@
+# Copyright: the awa_bgw authors.
+#
+# A server crash under load. Producers enqueue (each logging its job id in the same
+# transaction), consumers claim and complete (some waiting for work, some heartbeating
+# first), while the worker
+# rotates and prunes every ring at short cadences; then the server stops in immediate
+# mode in the middle of it and starts again. After recovery: every enqueue that
+# committed is completed exactly once (attempts left open by the crash are rescued and
+# retried), each ring's cursor is its ledger's newest row, every ring's prune target is
+# never its current slot and the sealed slots drain, the worker leads and turns the
+# rings again, and the shared memory that died with the server is rebuilt: a claim
+# waiting after the restart is woken by a new enqueue.
+
+use strict;
+use warnings;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('crash');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'awa_bgw'
+awa_bgw.databases = 'postgres'
+awa_bgw.queue_rotate_interval = '100ms'
+awa_bgw.lease_rotate_interval = '100ms'
+awa_bgw.claim_rotate_interval = '100ms'
+awa_bgw.leader_retry_interval = '200ms'
+awa_bgw.promote_interval = '100ms'
+awa_bgw.rescue_interval = '200ms'
+awa_bgw.job_heartbeat_timeout = '3s'
+awa_bgw.fold_interval = '1s'
+awa_bgw.horizon_pin_min_age = '2s'
+max_connections = 50
+log_statement = 'none'
+});
+$node->start;
+
+sub sql { return $node->safe_psql('postgres', $_[0]); }
+
+sub wait_until
+{
+	my ($what, $query, $expected) = @_;
+	ok($node->poll_query_until('postgres', $query, $expected), $what)
+	  or die "gave up waiting: $what";
+	return;
+}
+
+sub status
+{
+	my ($expr) = @_;
+	return sql("SELECT $expr FROM awa.maintenance_status WHERE database = 'postgres'");
+}
+
+my @rings = ('queue', 'lease', 'claim');
+
+# each ring's generation, comma-separated
+sub generations
+{
+	return sql("SELECT " . join(" || ',' || ",
+			map { "(SELECT generation FROM awa.ring_cursor('$_'))" } @rings)
+		  . ' AS g');
+}
+
+sql('CREATE EXTENSION awa_bgw');
+sql(slurp_file('bench/schema.sql'));
+sql(q{ALTER DATABASE postgres SET bench.log = 'on'});
+wait_until('the worker leads',
+	"SELECT state FROM awa.maintenance_status WHERE database = 'postgres'", 'leader');
+
+#---------------------------------------------------------------------------
+# 1. The load, and the crash in the middle of it.
+
+my ($out, $err) = ('', '');
+my $pgbench = IPC::Run::start(
+	[
+		'pgbench', '-n', '-c', '6', '-j', '2', '-T', '600',
+		'-f', 'bench/producer.sql@3', '-f', 'bench/consumer.sql@2',
+		'-f', 'bench/consumer_wait.sql@1', '-f', 't/load_consumer_heartbeat.sql@1',
+		'-h', $node->host, '-p', $node->port, 'postgres'
+	],
+	'>', \$out, '2>', \$err);
+
+my ($q0, $l0, $c0) = split /,/, generations();
+wait_until('the load runs: jobs completed, every ring turned and was pruned, folds ran',
+	"SELECT (SELECT count(*) FROM bench.completed) > 2000
+	    AND (SELECT generation FROM awa.ring_cursor('queue')) > $q0 + 16
+	    AND (SELECT generation FROM awa.ring_cursor('claim')) > $c0 + 8
+	    AND (SELECT generation FROM awa.ring_cursor('lease')) > $l0 + 8
+	    AND (SELECT (prunes->'queue'->>'pruned')::int > 0 AND (prunes->'claim'->>'pruned')::int > 0
+	                AND folds_run > 0
+	           FROM awa.maintenance_status WHERE database = 'postgres')");
+ok($pgbench->pumpable, 'the load clients are still running');
+
+$node->stop('immediate');
+$pgbench->finish;
+isnt($pgbench->result(0), 0, 'the load clients lost their server');
+
+#---------------------------------------------------------------------------
+# 2. Recovery.
+
+$node->start;
+wait_until('a worker leads again after the restart',
+	"SELECT state FROM awa.maintenance_status WHERE database = 'postgres'", 'leader');
+
+# the cursor is the ledger's newest row in every ring
+for my $ring (@rings)
+{
+	is( sql("SELECT c.generation = (SELECT max(generation) FROM awa.${ring}_ring_rotations)
+	                AND c.slot = c.generation % awa.ring_slot_count('$ring')
+	           FROM awa.ring_cursor('$ring') c"),
+		't', "$ring ring: after the crash its cursor is its ledger's newest row");
+}
+
+# a waiting claim after the restart: the waiter slots and the claim hints start empty
+# and are rebuilt, so a new enqueue wakes it
+sql(q{SELECT awa.register_queue('after')});
+my ($wout, $werr) = ('', '');
+my $waiter = IPC::Run::start(
+	[
+		'psql', '-X', '-At', '-d', $node->connstr('postgres') . ' application_name=waiter',
+		'-c', q{SELECT job_id || ':' || kind FROM awa.claim('after', 1, wait => '1 hour')}
+	],
+	'>', \$wout, '2>', \$werr);
+wait_until('a claim waits for work after the restart',
+	q{SELECT count(*) FROM awa.claim_waiters() w JOIN pg_stat_activity a USING (pid)
+	   WHERE a.application_name = 'waiter'}, '1');
+my $woken_id = sql(q{SELECT awa.enqueue('after', 'wake')});
+my $woke = $node->poll_query_until('postgres',
+	q{SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'waiter'});
+ok($woke, 'a new enqueue wakes the waiting claim') or $waiter->kill_kill;
+$waiter->finish;
+chomp $wout;
+is($wout, "$woken_id:wake", 'which takes the new job');
+
+# the worker turns every ring again (its counters restarted with it)
+my ($q1, $l1, $c1) = split /,/, generations();
+sql(q{SELECT awa.enqueue('tick', 'k')});
+wait_until('the worker rotates after the restart',
+	"SELECT (SELECT generation FROM awa.ring_cursor('queue')) > $q1
+	    AND (rotations->'queue'->>'rotated')::int > 0
+	   FROM awa.maintenance_status WHERE database = 'postgres'");
+
+#---------------------------------------------------------------------------
+# 3. Drain: attempts the crash left open are rescued and retried; then exactly once.
+
+my $drained = 0;
+my $deadline = time() + 240;
+while (!$drained && time() < $deadline)
+{
+	sql('CALL bench.consume(1000)');
+	$drained = sql(q{SELECT available = 0 AND running = 0 AND scheduled = 0
+	                   FROM awa.queue_counts('bench')}) eq 't';
+}
+ok($drained, 'the queue drained after the restart');
+
+my $enqueued = sql('SELECT count(*) FROM bench.enqueued');
+cmp_ok($enqueued, '>', 500, "the producers committed $enqueued enqueues");
+is(sql('SELECT count(*) FROM bench.enqueued e
+         WHERE NOT EXISTS (SELECT 1 FROM bench.completed c WHERE c.job_id = e.job_id)'),
+	'0', 'every committed enqueue was completed');
+is(sql('SELECT count(*) - count(DISTINCT job_id) FROM bench.completed'),
+	'0', 'no job was completed twice');
+is(sql('SELECT count(*) FROM bench.completed c
+         WHERE NOT EXISTS (SELECT 1 FROM bench.enqueued e WHERE e.job_id = c.job_id)'),
+	'0', 'only committed enqueues were completed');
+is(sql(q{SELECT completed || '/' || failed FROM awa.queue_counts('bench')}),
+	"$enqueued/0", 'queue_counts: completed exactly the committed enqueues, none failed');
+is(sql(q{SELECT count(*) - count(DISTINCT job_id) FROM awa.terminal_jobs WHERE queue = 'bench'}),
+	'0', 'no job has two terminal records');
+is(sql(q{SELECT count(*) FROM awa.terminal_jobs t WHERE queue = 'bench'
+           AND NOT EXISTS (SELECT 1 FROM bench.completed c WHERE c.job_id = t.job_id)}),
+	'0', 'every terminal record is a logged completion');
+
+#---------------------------------------------------------------------------
+# 4. The rings after the drain: each turns to idle, every sealed slot pruned, prune never
+#    aimed at a current slot, cursor = ledger.
+
+sql(q{SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('tick', 10)});
+for my $ring (@rings)
+{
+	wait_until("$ring ring: every sealed slot is pruned",
+		"SELECT sealed_slots_awaiting_prune = 0 FROM awa.ring_status WHERE ring = '$ring'");
+	is( sql("SELECT c.generation = (SELECT max(generation) FROM awa.${ring}_ring_rotations)
+	                AND o.slot IS DISTINCT FROM c.slot
+	           FROM awa.ring_cursor('$ring') c
+	           LEFT JOIN LATERAL awa.ring_oldest_sealed(c.slot, c.generation,
+	                                                    awa.ring_slot_count('$ring')) o ON true"),
+		't', "$ring ring: cursor is its ledger's newest row, and prune aims at a sealed slot");
+}
+is(status('errors'), '0', 'no maintenance step failed after the restart');
+
+$node->stop;
+done_testing();
