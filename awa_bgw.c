@@ -37,6 +37,7 @@ bool		awa_bgw_enabled = true;
 int			awa_bgw_rotate_interval[AWA_RING_COUNT] = {1000, 1000, 1000};
 int			awa_bgw_prune_lock_timeout = 10;
 int			awa_bgw_fold_interval = 30000;
+int			awa_bgw_fold_batch_size = 10000;
 int			awa_bgw_horizon_pin_min_age = 5000;
 bool		awa_bgw_auto_flip = true;
 int			awa_bgw_auto_flip_stable_period = 600;
@@ -136,6 +137,12 @@ define_gucs(void)
 			  &awa_bgw_prune_lock_timeout, 10, 1, 60000, true);
 	define_ms("awa_bgw.fold_interval", "Cadence of the horizon-gated folds.",
 			  &awa_bgw_fold_interval, 30000, 100, 86400000, false);
+	DefineCustomIntVariable("awa_bgw.fold_batch_size",
+							"Most rows one fold transaction deletes (0.9).",
+							"A larger backlog is folded over several transactions, run "
+							"one after another.",
+							&awa_bgw_fold_batch_size, 10000, 10, 1000000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	define_ms("awa_bgw.horizon_pin_min_age",
 			  "Age from which an open transaction genuinely pins the MVCC horizon.",
 			  &awa_bgw_horizon_pin_min_age, 5000, 0, 86400000, true);

@@ -129,6 +129,7 @@ extern bool awa_bgw_enabled;
 extern int	awa_bgw_rotate_interval[AWA_RING_COUNT];
 extern int	awa_bgw_prune_lock_timeout;
 extern int	awa_bgw_fold_interval;
+extern int	awa_bgw_fold_batch_size;
 extern int	awa_bgw_horizon_pin_min_age;
 extern bool awa_bgw_auto_flip;
 extern int	awa_bgw_auto_flip_stable_period;

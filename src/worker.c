@@ -305,10 +305,15 @@ job_tick(TimestampTz now, TimestampTz *next_at, int interval_ms, const char *lab
 	awa_run_step(status, label, sql, &res);
 }
 
-/* Record one fold's outcome (col1 outcome, col2 rows, col3 pin holder). */
-static void
+/*
+ * Record one fold's outcome (col1 outcome, col2 rows, col3 pin holder); returns
+ * whether it was a full batch, so more may be waiting.
+ */
+static bool
 count_fold(const AwaStepResult *res, bool trimmed)
 {
+	uint64		rows = 0;
+
 	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
 	if (strcmp(res->col1, "stood_down") == 0)
 	{
@@ -317,26 +322,32 @@ count_fold(const AwaStepResult *res, bool trimmed)
 	}
 	else if (strcmp(res->col1, "folded") == 0)
 	{
+		rows = strtoul(res->col2, NULL, 10);
 		status->folds_run++;
 		if (trimmed)
-			status->rows_trimmed += strtoul(res->col2, NULL, 10);
+			status->rows_trimmed += rows;
 		else
-			status->rows_folded += strtoul(res->col2, NULL, 10);
+			status->rows_folded += rows;
 		status->pin_holder[0] = '\0';
 	}
 	status->last_fold_at = GetCurrentTimestamp();
 	LWLockRelease(awa_shared->lock);
+	return rows >= (uint64) awa_bgw_fold_batch_size;
 }
 
 /*
  * The horizon-gated folds, each its own transaction (the gate is checked at the
  * start of each): rollup deltas, ledger trim, failed_jobs retention; then the
- * auto-flip check.
+ * auto-flip check. Each fold deletes at most awa_bgw.fold_batch_size rows (0.9);
+ * after a full batch the next pass folds again at once instead of waiting for
+ * fold_interval, so a backlog is caught up in bounded transactions between the
+ * other steps.
  */
 static void
 fold_tick(TimestampTz now)
 {
 	AwaStepResult res;
+	bool		more = false;
 
 	if (now < sched.next_fold)
 		return;
@@ -344,11 +355,16 @@ fold_tick(TimestampTz now)
 	if (awa_run_step(status, "fold of the rollup deltas",
 					 "SELECT outcome, folded_rows, pin FROM awa.fold_terminal_rollup_deltas('awa')",
 					 &res) && res.extension == AWA_EXT_READY)
-		count_fold(&res, false);
+		more |= count_fold(&res, false);
 	if (awa_run_step(status, "fold of the ring ledgers",
 					 "SELECT outcome, trimmed_rows, pin FROM awa.fold_ring_rotation_ledgers('awa')",
 					 &res) && res.extension == AWA_EXT_READY)
-		count_fold(&res, true);
+		more |= count_fold(&res, true);
+	if (more)
+	{
+		sched.next_fold = now;
+		return;
+	}
 	awa_run_step(status, "failed_jobs retention",
 				 "SELECT outcome, purged, pin FROM awa.purge_failed_jobs_gated('awa')", &res);
 	awa_auto_flip_tick(status, now);
