@@ -116,19 +116,6 @@ fail_attempt(Oid nsp, AwaReceipt *r, Datum error, Interval *retry_in)
 }
 
 /*
- * The attempt's lock, then a snapshot taken after it (pushed; the caller pops
- * it), then whether the attempt has an open receipt (into r).
- */
-static bool
-lock_open_receipt(int64 job_id, int64 run_lease, AwaReceipt *r)
-{
-	(void) awa_private_lock(awa_attempt_key(job_id, run_lease), false);
-	CommandCounterIncrement();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	return awa_open_receipt(awa_namespace(), job_id, run_lease, r);
-}
-
-/*
  * awa.fail(job_id bigint, run_lease bigint, error text,
  *			retry_in interval DEFAULT NULL) RETURNS boolean
  */
@@ -155,7 +142,7 @@ awa_fail(PG_FUNCTION_ARGS)
 		awa_check_payload("error text", (int64) toast_raw_datum_size(error) - VARHDRSZ);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_BOOL(false);
-	open = lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r);
+	open = awa_lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r);
 	if (open)
 		fail_attempt(awa_namespace(), &r, error, retry_in);
 	PopActiveSnapshot();
@@ -185,7 +172,7 @@ awa_heartbeat(PG_FUNCTION_ARGS)
 		awa_check_payload("heartbeat progress", (int64) toast_datum_size(PG_GETARG_DATUM(2)));
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_BOOL(false);
-	if (!lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r))
+	if (!awa_lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r))
 	{
 		PopActiveSnapshot();
 		PG_RETURN_BOOL(false);

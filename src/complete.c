@@ -305,6 +305,20 @@ awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const char *state
 }
 
 /*
+ * The attempt's lock, then a snapshot taken after it (pushed; the caller pops
+ * it), then whether the attempt has an open receipt (into r): the start of
+ * complete, fail and heartbeat.
+ */
+bool
+awa_lock_open_receipt(int64 job_id, int64 run_lease, AwaReceipt *r)
+{
+	(void) awa_private_lock(awa_attempt_key(job_id, run_lease), false);
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	return awa_open_receipt(awa_namespace(), job_id, run_lease, r);
+}
+
+/*
  * awa.complete(job_id bigint, run_lease bigint) RETURNS boolean: false when
  * the attempt has no open receipt (completed, failed, rescued, cancelled, or
  * never claimed: a wrong token).
@@ -312,24 +326,15 @@ awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const char *state
 Datum
 awa_complete(PG_FUNCTION_ARGS)
 {
-	int64		job_id;
-	int64		run_lease;
-	Oid			nsp;
 	AwaReceipt	r;
 	bool		open;
 
 	awa_require_read_committed();
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_BOOL(false);
-	job_id = PG_GETARG_INT64(0);
-	run_lease = PG_GETARG_INT64(1);
-	(void) awa_private_lock(awa_attempt_key(job_id, run_lease), false);
-	CommandCounterIncrement();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	nsp = awa_namespace();
-	open = awa_open_receipt(nsp, job_id, run_lease, &r);
+	open = awa_lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r);
 	if (open)
-		awa_close_attempt(nsp, &r, "completed", "completed", (Datum) 0);
+		awa_close_attempt(awa_namespace(), &r, "completed", "completed", (Datum) 0);
 	PopActiveSnapshot();
 	PG_RETURN_BOOL(open);
 }

@@ -83,6 +83,8 @@ extern void awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const
 							  Datum error);
 extern void awa_insert_named(Relation rel, int n, const char *const *names, Datum *values,
 							 bool *nulls);
+extern int64 awa_next_job_id(void);
+extern bool awa_lock_open_receipt(int64 job_id, int64 run_lease, AwaReceipt *r);
 extern void awa_enqueue_jobs(text *queue, AwaNewJob *jobs, int njobs);
 
 extern void row_inserter_begin(RowInserter *ri, Relation rel);

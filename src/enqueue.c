@@ -378,9 +378,9 @@ awa_enqueue_jobs(text *queue, AwaNewJob *jobs, int njobs)
 	}
 }
 
-/* the next job id */
-static int64
-next_job_id(void)
+/* the next job id (nextval of awa.job_id_seq, its rights checked) */
+int64
+awa_next_job_id(void)
 {
 	Oid			seq = awa_relid(awa_namespace(), "job_id_seq");
 
@@ -409,7 +409,7 @@ awa_enqueue(PG_FUNCTION_ARGS)
 	}
 	awa_check_job_datums(v, n);
 	job.ord = 1;
-	job.job_id = next_job_id();
+	job.job_id = awa_next_job_id();
 	job.kind = v[1];
 	job.args = v[2];
 	job.priority = DatumGetInt16(v[3]);

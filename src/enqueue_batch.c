@@ -21,13 +21,10 @@
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "catalog/namespace.h"
-#include "commands/sequence.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
-#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -112,21 +109,18 @@ read_element(JsonbValue *e, int32 ord, int64 job_id, AwaNewJob *j, bool *kind_nu
 static AwaNewJob *
 read_batch(Jsonb *jobs, int *njobs, bool **kind_nulls)
 {
-	Oid			seq = awa_relid(awa_namespace(), "job_id_seq");
 	JsonbIterator *it = JsonbIteratorInit(&jobs->root);
 	JsonbValue	v;
 	JsonbIteratorToken tok;
 	AwaNewJob  *out = palloc(Max(JB_ROOT_COUNT(jobs), 1) * sizeof(AwaNewJob));
 	int			n = 0;
 
-	if (!OidIsValid(seq))
-		elog(ERROR, "awa.job_id_seq does not exist");
 	*kind_nulls = palloc(Max(JB_ROOT_COUNT(jobs), 1) * sizeof(bool));
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 	{
 		if (tok != WJB_ELEM)
 			continue;
-		read_element(&v, n + 1, nextval_internal(seq, true), &out[n], &(*kind_nulls)[n]);
+		read_element(&v, n + 1, awa_next_job_id(), &out[n], &(*kind_nulls)[n]);
 		n++;
 	}
 	*njobs = n;
