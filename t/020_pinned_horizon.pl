@@ -76,7 +76,7 @@ sub dead_tuples
 my $run_secs = 10 + 2 * ($PIN_SECS + 10) + 20;
 my %bench;
 for my $who (['producers', '-R', '200', '-f', 'bench/producer.sql'],
-	['consumers', '-f', 'bench/consumer_wait.sql@1', '-f', 't/pinned_consumer_heartbeat.sql@1'])
+	['consumers', '-f', 'bench/consumer_wait.sql@1', '-f', 't/load_consumer_heartbeat.sql@1'])
 {
 	my ($name, @args) = @$who;
 	my ($out, $err) = ('', '');
