@@ -148,6 +148,8 @@ run_step(AwaWorkerStatus *st, const char *label, const char *sql, bool needs_ext
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
+	/* the transaction's end left TopMemoryContext current: give the caller its own back */
+	MemoryContextSwitchTo(oldcxt);
 
 	pgstat_report_stat(false);
 	pgstat_report_activity(STATE_IDLE, NULL);

@@ -31,6 +31,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
@@ -104,7 +105,8 @@ leader_release(void)
 	if (!sched.is_leader)
 		return;
 	run_bool_step("leader release",
-				  "SELECT pg_catalog.pg_advisory_unlock(4708303813012965710)");
+				  psprintf("SELECT pg_catalog.pg_advisory_unlock(" INT64_FORMAT ")",
+						   AWA_BGW_LEADER_KEY));
 	sched.is_leader = false;
 	awa_auto_flip_reset(status, "not leader");
 	ereport(LOG, (errmsg("awa_bgw: gave up maintenance leadership of database \"%s\"",
@@ -118,7 +120,8 @@ leader_try(TimestampTz now)
 		return;
 	sched.next_leader_try = after_ms(now, awa_bgw_leader_retry_interval);
 	if (run_bool_step("leader election",
-					  "SELECT pg_catalog.pg_try_advisory_lock(4708303813012965710)"))
+					  psprintf("SELECT pg_catalog.pg_try_advisory_lock(" INT64_FORMAT ")",
+							   AWA_BGW_LEADER_KEY)))
 	{
 		sched.is_leader = true;
 		ereport(LOG, (errmsg("awa_bgw: became maintenance leader of database \"%s\"",
@@ -160,6 +163,7 @@ role_problem(Oid roleid, char *rolname)
 static bool
 role_fit(TimestampTz now)
 {
+	MemoryContext cxt = CurrentMemoryContext;
 	const char *problem;
 	char		rolname[NAMEDATALEN];
 
@@ -170,6 +174,7 @@ role_fit(TimestampTz now)
 	StartTransactionCommand();
 	problem = role_problem(GetSessionUserId(), rolname);
 	CommitTransactionCommand();
+	MemoryContextSwitchTo(cxt); /* the commit left TopMemoryContext current */
 
 	if (problem != NULL && strcmp(problem, sched.role_problem) != 0)
 		ereport(WARNING,
@@ -480,6 +485,7 @@ awa_bgw_worker_main(Datum main_arg)
 {
 	Oid			dboid = DatumGetObjectId(main_arg);
 	AwaWorkerArgs args;
+	MemoryContext loop_cxt;
 
 	memcpy(&args, MyBgworkerEntry->bgw_extra, sizeof(args));
 
@@ -498,11 +504,17 @@ awa_bgw_worker_main(Datum main_arg)
 	new_instance_id();
 	ereport(LOG, (errmsg("awa_bgw: worker started for database \"%s\"", args.dbname)));
 
+	/* what one pass of the loop allocates is freed when the pass ends */
+	loop_cxt = AllocSetContextCreate(TopMemoryContext, "awa_bgw worker loop",
+									 ALLOCSET_DEFAULT_SIZES);
 	for (;;)
 	{
+		MemoryContext old = MemoryContextSwitchTo(loop_cxt);
 		TimestampTz next = worker_tick();
 		long		wait_ms;
 
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(loop_cxt);
 		pgstat_report_stat(true);
 		wait_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
