@@ -1,0 +1,75 @@
+-- What each public function and view is for, as \df+ and \dv+ show it. Public: the
+-- application API, the status views, and the maintenance entry points an operator runs
+-- by hand. Internals carry none: a function without a comment is not for callers.
+
+-- the application API
+COMMENT ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int) IS
+'enqueue one job (queue, kind, args, priority 0-9, run_at, max_attempts); returns its '
+'job id. Transactional: a rolled-back enqueue leaves no job; takes no lock';
+COMMENT ON FUNCTION awa.enqueue_batch(text, jsonb) IS
+'enqueue a JSON array of jobs ({"kind", "args", "priority", "run_at", "max_attempts"}) '
+'into one queue in one call; returns their job ids in input order';
+COMMENT ON FUNCTION awa.claim(text, int, interval, interval) IS
+'claim up to max_batch jobs of a queue (priority 0 first, FIFO within a lane) with a '
+'deadline; with wait, sleep until a job of the queue commits or wait passes. Each row '
+'carries the attempt''s run_lease, which every later call must pass back';
+COMMENT ON FUNCTION awa.complete(bigint, bigint) IS
+'complete the attempt (job_id, run_lease); false if that attempt is already closed '
+'(rescued, cancelled, completed) or the token is not its token';
+COMMENT ON FUNCTION awa.complete_batch(bigint[], bigint[]) IS
+'complete many attempts (job_ids[i], run_leases[i]) in one call; returns the attempts '
+'it completed';
+COMMENT ON FUNCTION awa.fail(bigint, bigint, text, interval) IS
+'fail the attempt (job_id, run_lease) with an error text: retried after retry_in or the '
+'exponential backoff until max_attempts, then moved to awa.failed_jobs';
+COMMENT ON FUNCTION awa.heartbeat(bigint, bigint, jsonb) IS
+'the attempt (job_id, run_lease) is alive, with optional progress; an attempt silent '
+'for awa_bgw.job_heartbeat_timeout (or past its deadline) is rescued';
+COMMENT ON FUNCTION awa.cancel(bigint) IS
+'cancel a job that is available, scheduled or running; false if it is already '
+'finished or unknown';
+COMMENT ON FUNCTION awa.queue_counts(text) IS
+'exact counts of a queue: available, scheduled, running, completed, failed';
+COMMENT ON FUNCTION awa.register_queue(text, smallint) IS
+'register a (queue, priority) ahead of its first enqueue (never needed in 0.9: the '
+'first enqueue registers it without waiting)';
+COMMENT ON FUNCTION awa.claim_waiters() IS
+'the claims waiting for work now: backend pid, database, since when, whether woken';
+
+-- status
+COMMENT ON VIEW awa.terminal_jobs IS
+'finished jobs still in the queue ring (completed, failed, cancelled) with their '
+'attempt, error and times; pruned history survives as counts only';
+
+-- maintenance entry points (one transaction each; the worker runs them on its cadences)
+COMMENT ON FUNCTION awa.rotate(text, text) IS
+'advance a ring''s cursor into its next, empty slot: rotated, skipped_idle or '
+'skipped_busy with the blocker; never waits';
+COMMENT ON FUNCTION awa.prune(text, text) IS
+'empty a ring''s oldest sealed slot with one TRUNCATE once nothing in it is live: '
+'pruned, noop, already_pruned, skipped_active or blocked, with the reason';
+COMMENT ON FUNCTION awa.promote_deferred(text) IS
+'move scheduled and retrying jobs whose run_at has come into the queue ring';
+COMMENT ON FUNCTION awa.rescue(text) IS
+'close the attempts past their deadline or silent for awa_bgw.job_heartbeat_timeout, '
+'and retry or fail their jobs';
+COMMENT ON FUNCTION awa.fold_terminal_rollup_deltas(text) IS
+'merge the rollup deltas that prune appended into awa.queue_terminal_rollups, unless '
+'the MVCC horizon is genuinely pinned (then stood_down, with the holder)';
+COMMENT ON FUNCTION awa.fold_ring_rotation_ledgers(text) IS
+'trim each ring''s rotation ledger to one wrap, unless the horizon is genuinely pinned';
+COMMENT ON FUNCTION awa.purge_failed_jobs_gated(text) IS
+'delete failed jobs older than awa_bgw.failed_retention, unless the horizon is '
+'genuinely pinned';
+COMMENT ON FUNCTION awa.horizon_pinned(interval) IS
+'whether something genuinely pins the MVCC horizon: a holder older than min_age (see '
+'awa.horizon_pins)';
+COMMENT ON FUNCTION awa.ring_cursor(text) IS
+'the authoritative cursor (slot, generation) of a ring';
+COMMENT ON FUNCTION awa.flip_ring_authority(text, boolean, double precision) IS
+'make the rotation ledgers authoritative (one way); refuses while a live runtime is not '
+'flip-aware, unless forced';
+COMMENT ON FUNCTION awa.ring_authority_status(text, double precision) IS
+'the cursor authority, when it flipped, and the live, flip-aware and blocking runtimes';
+COMMENT ON FUNCTION awa.ring_authority_blockers(text, double precision) IS
+'the live runtimes that keep the flip from happening, and why';

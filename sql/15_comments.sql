@@ -1,0 +1,22 @@
+-- The public surface says what it is for: every function of the application API, every
+-- status view and every maintenance entry point has a comment (\df+ and \dv+ show it);
+-- internals have none. Runs on its own.
+CREATE EXTENSION IF NOT EXISTS awa_bgw;
+
+-- the commented functions and views: the public surface, as a list
+SELECT p.oid::regprocedure AS function
+  FROM pg_proc p
+ WHERE p.pronamespace = 'awa'::regnamespace
+   AND obj_description(p.oid, 'pg_proc') IS NOT NULL
+ ORDER BY 1::text;
+SELECT c.oid::regclass AS view
+  FROM pg_class c
+ WHERE c.relnamespace = 'awa'::regnamespace AND c.relkind = 'v'
+   AND obj_description(c.oid, 'pg_class') IS NOT NULL
+ ORDER BY 1::text;
+
+-- no view is left without one
+SELECT c.oid::regclass AS view_without_comment
+  FROM pg_class c
+ WHERE c.relnamespace = 'awa'::regnamespace AND c.relkind = 'v'
+   AND obj_description(c.oid, 'pg_class') IS NULL;
