@@ -54,7 +54,8 @@ typedef enum AwaWorkerState
 	AWA_STATE_DISABLED,
 	AWA_STATE_FOLLOWER,
 	AWA_STATE_LEADER,
-	AWA_STATE_BAD_ROLE			/* awa_bgw.role may not maintain: not superuser, NOLOGIN */
+	AWA_STATE_BAD_ROLE,			/* awa_bgw.role may not maintain: not superuser, NOLOGIN */
+	AWA_STATE_NO_WORKER_SLOT	/* no worker: the launcher found no free bgworker slot */
 } AwaWorkerState;
 
 typedef enum AwaRotateOutcome
@@ -115,10 +116,25 @@ typedef struct AwaQueueRegistrations
 	int			pending;
 } AwaQueueRegistrations;
 
+/*
+ * A listed database whose worker the launcher could not register because every
+ * background worker slot (max_worker_processes) was taken; written by the
+ * launcher only, shown in awa.maintenance_status as state no_worker_slot.
+ */
+typedef struct AwaSlotWait
+{
+	bool		in_use;
+	char		dbname[NAMEDATALEN];
+	TimestampTz since;			/* the first failed registration */
+	TimestampTz last_attempt_at;
+	uint64		attempts;		/* failed registrations so far */
+} AwaSlotWait;
+
 typedef struct AwaSharedState
 {
 	LWLock	   *lock;
 	AwaWorkerStatus workers[AWA_BGW_MAX_DATABASES];
+	AwaSlotWait slot_waits[AWA_BGW_MAX_DATABASES];	/* under lock */
 	AwaQueueRegistrations registering[AWA_BGW_MAX_DATABASES];	/* under lock */
 } AwaSharedState;
 
@@ -179,6 +195,7 @@ extern AwaSharedState *awa_shared;
 extern AwaWorkerStatus *awa_status_attach(Oid dboid, const char *dbname);
 extern void awa_status_set_state(AwaWorkerStatus *st, AwaWorkerState state);
 extern void awa_status_count_tick(AwaWorkerStatus *st);
+extern void awa_slot_waits_publish(const AwaSlotWait *waits);
 extern int	awa_rotate_outcome_index(const char *outcome, const char *blocker);
 extern int	awa_prune_outcome_index(const char *outcome);
 

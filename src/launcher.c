@@ -14,6 +14,13 @@
  * connections, is not maintained (a worker connected to a template makes
  * every CREATE DATABASE from it fail): one warning, until that changes.
  *
+ * When every background worker slot (max_worker_processes) is taken, a
+ * worker cannot be registered: the launcher warns once per database (with
+ * the hint to raise max_worker_processes), shows the database in
+ * awa.maintenance_status as no_worker_slot, and tries again every few
+ * seconds (its own short back-off, not the crash back-off) until a slot
+ * frees; then it logs that the worker started.
+ *
  * src/launcher.c
  *
  *-------------------------------------------------------------------------
@@ -50,6 +57,8 @@
 #define BACKOFF_MIN_MS			1000
 #define BACKOFF_MAX_MS			60000
 #define STABLE_RUN_MS			60000	/* a run this long resets the back-off */
+#define SLOT_RETRY_MIN_MS		1000	/* retries while no worker slot is free */
+#define SLOT_RETRY_MAX_MS		5000
 
 /* Whether a listed database can have a worker. */
 typedef enum DatabaseFitness
@@ -71,6 +80,11 @@ typedef struct LauncherEntry
 	TimestampTz started_at;
 	TimestampTz next_start;
 	int			backoff_ms;
+	/* while no background worker slot is free for it (slot_attempts > 0) */
+	uint64		slot_attempts;	/* failed registrations; 0: not waiting */
+	TimestampTz slot_wait_since;
+	TimestampTz last_slot_attempt;
+	int			slot_retry_ms;
 } LauncherEntry;
 
 static LauncherEntry entries[AWA_BGW_MAX_DATABASES];
@@ -180,6 +194,58 @@ reap_workers(TimestampTz now)
 			entries[i].used = false;
 }
 
+/*
+ * Every background worker slot is taken: warn once per database (not on each
+ * retry) and try again soon, on a short back-off of its own, so that the
+ * worker starts within seconds of a slot freeing.
+ */
+static void
+no_worker_slot(LauncherEntry *e, TimestampTz now)
+{
+	if (e->slot_attempts == 0)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("awa_bgw: could not start a worker for database \"%s\": no free "
+						"background worker slot", e->dbname),
+				 errdetail("All %d slots of max_worker_processes are taken; the launcher "
+						   "retries every few seconds and logs again when the worker "
+						   "starts.", max_worker_processes),
+				 errhint("Raise max_worker_processes (and restart the server): awa_bgw "
+						 "needs one slot for its launcher and one per maintained "
+						 "database, besides parallel and replication workers.")));
+		e->slot_wait_since = now;
+		e->slot_retry_ms = SLOT_RETRY_MIN_MS;
+	}
+	e->slot_attempts++;
+	e->last_slot_attempt = now;
+	e->next_start = TimestampTzPlusMilliseconds(now, e->slot_retry_ms);
+	e->slot_retry_ms = Min(e->slot_retry_ms * 2, SLOT_RETRY_MAX_MS);
+}
+
+/* Show the databases waiting for a worker slot in awa.maintenance_status. */
+static void
+publish_slot_waits(void)
+{
+	AwaSlotWait waits[AWA_BGW_MAX_DATABASES];
+	int			i;
+
+	memset(waits, 0, sizeof(waits));
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
+		LauncherEntry *e = &entries[i];
+
+		if (!e->used || !e->wanted || e->handle != NULL || e->slot_attempts == 0)
+			continue;
+		waits[i].in_use = true;
+		strlcpy(waits[i].dbname, e->dbname, NAMEDATALEN);
+		waits[i].since = e->slot_wait_since;
+		waits[i].last_attempt_at = e->last_slot_attempt;
+		waits[i].attempts = e->slot_attempts;
+	}
+	awa_slot_waits_publish(waits);
+}
+
 static void
 start_worker(LauncherEntry *e, Oid dboid, Oid roleoid, TimestampTz now)
 {
@@ -212,14 +278,15 @@ start_worker(LauncherEntry *e, Oid dboid, Oid roleoid, TimestampTz now)
 	if (!registered)
 	{
 		e->handle = NULL;
-		e->next_start = TimestampTzPlusMilliseconds(now, e->backoff_ms);
-		e->backoff_ms = Min(e->backoff_ms * 2, BACKOFF_MAX_MS);
-		ereport(WARNING,
-				(errmsg("awa_bgw: could not start a worker for database \"%s\"", e->dbname),
-				 errhint("Raise max_worker_processes: awa_bgw needs one slot for its "
-						 "launcher and one per maintained database.")));
+		no_worker_slot(e, now);
 		return;
 	}
+	if (e->slot_attempts > 0)
+		ereport(LOG,
+				(errmsg("awa_bgw: a background worker slot is free: started the worker "
+						"for database \"%s\" after " UINT64_FORMAT " failed attempts",
+						e->dbname, e->slot_attempts)));
+	e->slot_attempts = 0;
 	e->dboid = dboid;
 	e->reported = DB_FIT;
 }
@@ -427,16 +494,22 @@ start_due_workers(TimestampTz now)
 			stop_if_unfit(e);
 			continue;
 		}
+		if (!can_start)
+			e->slot_attempts = 0;	/* no slot needed while no worker may start */
 		if (!can_start || now < e->next_start)
 			continue;
 		fitness = lookup_database(e->dbname, &dboid);
 		if (fitness != DB_FIT)
 		{
+			e->slot_attempts = 0;
 			report_unfit(e, fitness);
 			continue;
 		}
 		if (orphan_worker_pid(dboid) != 0)
+		{
+			e->slot_attempts = 0;
 			continue;			/* a predecessor's worker still runs it */
+		}
 		start_worker(e, dboid, roleoid, now);
 	}
 }
@@ -455,6 +528,7 @@ launcher_reconcile(void)
 	StartTransactionCommand();
 	start_due_workers(now);
 	CommitTransactionCommand();
+	publish_slot_waits();
 }
 
 void

@@ -2,8 +2,9 @@
  *
  * shmem.c
  *	  The shared-memory status of the maintenance workers: one slot per
- *	  worker, written by that worker under the LWLock, and the set-returning
- *	  function behind the awa.maintenance_status view.
+ *	  worker, written by that worker under the LWLock; the databases the
+ *	  launcher found no background worker slot for, written by the launcher;
+ *	  and the set-returning function behind the awa.maintenance_status view.
  *
  * src/shmem.c
  *
@@ -80,6 +81,8 @@ awa_state_name(AwaWorkerState state)
 			return "leader";
 		case AWA_STATE_BAD_ROLE:
 			return "bad_role";
+		case AWA_STATE_NO_WORKER_SLOT:
+			return "no_worker_slot";
 	}
 	return "unknown";
 }
@@ -175,6 +178,15 @@ awa_status_count_tick(AwaWorkerStatus *st)
 	LWLockRelease(awa_shared->lock);
 }
 
+/* The launcher replaces the list of databases waiting for a worker slot. */
+void
+awa_slot_waits_publish(const AwaSlotWait *waits)
+{
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	memcpy(awa_shared->slot_waits, waits, sizeof(awa_shared->slot_waits));
+	LWLockRelease(awa_shared->lock);
+}
+
 /* {"queue": {"rotated": n, ..., "last_blocker": "..."}, "lease": ..., "claim": ...} */
 static Jsonb *
 counters_jsonb(const uint64 (*counts)[], int noutcomes, const char *const *names,
@@ -212,13 +224,47 @@ nullable_ts(TimestampTz ts, bool *isnull)
 	return TimestampTzGetDatum(ts);
 }
 
-/* The rows of awa.maintenance_status: a copy of the slots taken under the lock. */
+/*
+ * A status row for a database that has no worker because no background worker
+ * slot was free: no pid, state no_worker_slot since the first failed attempt,
+ * errors = the failed attempts, last_error says why.
+ */
+static void
+put_slot_wait_row(ReturnSetInfo *rsinfo, const AwaSlotWait *w)
+{
+	Datum		values[19] = {0};
+	bool		nulls[19];
+	int			i;
+
+	for (i = 0; i < 19; i++)
+		nulls[i] = true;
+	values[0] = DirectFunctionCall1(namein, CStringGetDatum(w->dbname));
+	nulls[0] = false;
+	values[2] = CStringGetTextDatum(awa_state_name(AWA_STATE_NO_WORKER_SLOT));
+	nulls[2] = false;
+	values[3] = nullable_ts(w->since, &nulls[3]);
+	values[16] = Int64GetDatum((int64) w->attempts);
+	nulls[16] = false;
+	values[17] = CStringGetTextDatum(psprintf("no free background worker slot "
+											  "(max_worker_processes = %d)",
+											  max_worker_processes));
+	nulls[17] = false;
+	values[18] = nullable_ts(w->last_attempt_at, &nulls[18]);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * The rows of awa.maintenance_status: a copy of the slots taken under the lock,
+ * then the databases waiting for a background worker slot.
+ */
 Datum
 awa_maintenance_worker_status(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	AwaWorkerStatus *copy;
+	AwaSlotWait *waits;
 	int			n = 0;
+	int			nwaits = 0;
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -226,11 +272,19 @@ awa_maintenance_worker_status(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 
 	copy = palloc(sizeof(AwaWorkerStatus) * AWA_BGW_MAX_DATABASES);
+	waits = palloc(sizeof(AwaSlotWait) * AWA_BGW_MAX_DATABASES);
 	LWLockAcquire(awa_shared->lock, LW_SHARED);
 	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
 		if (awa_shared->workers[i].in_use)
 			copy[n++] = awa_shared->workers[i];
+		if (awa_shared->slot_waits[i].in_use)
+			waits[nwaits++] = awa_shared->slot_waits[i];
+	}
 	LWLockRelease(awa_shared->lock);
+
+	for (i = 0; i < nwaits; i++)
+		put_slot_wait_row(rsinfo, &waits[i]);
 
 	for (i = 0; i < n; i++)
 	{

@@ -7,7 +7,9 @@
  * The worker idles (re-checking once a second) while maintenance is
  * disabled, while the server is in recovery, while the extension is missing
  * or at a version this library does not maintain, and while another process
- * holds the leader lock. As leader it runs, per ring and on that ring's
+ * holds the leader lock. A missing extension is one cheap catalog read a
+ * second, said once (WARNING with the CREATE EXTENSION hint) per absence, and
+ * once more when it appears; DROP EXTENSION sends the worker back to waiting. As leader it runs, per ring and on that ring's
  * cadence, one rotate transaction then one prune transaction. It neither
  * leads nor runs a step while its role is not a superuser with LOGIN (state
  * bad_role, said once); it looks again every awa_bgw.leader_retry_interval
@@ -55,6 +57,7 @@ typedef struct WorkerSchedule
 	char		role_problem[64];	/* why the role may not maintain, as logged; "" */
 	bool		is_leader;
 	bool		upgrade_logged;
+	bool		absent_logged;	/* "no extension" said, for this absence */
 	char		instance_id[40];
 } WorkerSchedule;
 
@@ -207,12 +210,29 @@ extension_ready(void)
 		return false;
 	if (res.extension == AWA_EXT_READY)
 	{
+		if (sched.absent_logged)
+			ereport(LOG,
+					(errmsg("awa_bgw: extension awa_bgw is installed in database \"%s\"; "
+							"maintaining it", status->dbname)));
 		sched.upgrade_logged = false;
+		sched.absent_logged = false;
 		return true;
 	}
 	leader_release();
 	if (res.extension == AWA_EXT_ABSENT)
+	{
+		if (!sched.absent_logged)
+			ereport(WARNING,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("awa_bgw: database \"%s\" is listed in awa_bgw.databases but "
+							"has no extension awa_bgw; waiting for it", status->dbname),
+					 errdetail("The worker looks again every second and starts "
+							   "maintaining the database once the extension exists."),
+					 errhint("Run CREATE EXTENSION awa_bgw in that database, or remove it "
+							 "from awa_bgw.databases and reload.")));
+		sched.absent_logged = true;
 		awa_status_set_state(status, AWA_STATE_WAITING_FOR_EXTENSION);
+	}
 	else
 	{
 		if (!sched.upgrade_logged)
