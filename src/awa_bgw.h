@@ -107,6 +107,8 @@ typedef struct AwaWorkerStatus
 	char		last_error[AWA_ERROR_LEN];
 	TimestampTz last_error_at;
 	uint64		ticks;			/* passes of the worker's loop */
+	uint64		failed_jobs_purged; /* failed_jobs rows past the retention deleted */
+	uint64		purge_batches;	/* the retention transactions that deleted rows */
 } AwaWorkerStatus;
 
 /* New queues being registered by transactions in progress, per database (0.9). */

@@ -327,17 +327,19 @@ awa_maintenance_worker_status(PG_FUNCTION_ARGS)
 }
 
 /*
- * awa.maintenance_worker_ticks() RETURNS TABLE (pid int, ticks bigint): the
- * passes of each worker's loop (0.9's maintenance_status joins it by pid).
+ * awa.maintenance_worker_ticks() RETURNS TABLE (pid int, ticks bigint,
+ * failed_jobs_purged bigint, purge_batches bigint): the passes of each worker's
+ * loop and its failed_jobs retention (0.9's maintenance_status joins it by pid).
  */
 Datum
 awa_maintenance_worker_ticks(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			pids[AWA_BGW_MAX_DATABASES];
-	uint64		ticks[AWA_BGW_MAX_DATABASES];
+	uint64		counts[AWA_BGW_MAX_DATABASES][3];
 	int			n = 0;
-	int			i;
+	int			i,
+				c;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (awa_shared == NULL)
@@ -345,20 +347,25 @@ awa_maintenance_worker_ticks(PG_FUNCTION_ARGS)
 	LWLockAcquire(awa_shared->lock, LW_SHARED);
 	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
 	{
-		if (!awa_shared->workers[i].in_use)
+		AwaWorkerStatus *st = &awa_shared->workers[i];
+
+		if (!st->in_use)
 			continue;
-		pids[n] = awa_shared->workers[i].pid;
-		ticks[n++] = awa_shared->workers[i].ticks;
+		pids[n] = st->pid;
+		counts[n][0] = st->ticks;
+		counts[n][1] = st->failed_jobs_purged;
+		counts[n++][2] = st->purge_batches;
 	}
 	LWLockRelease(awa_shared->lock);
 
 	for (i = 0; i < n; i++)
 	{
-		Datum		values[2];
-		bool		nulls[2] = {false, false};
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
 
 		values[0] = Int32GetDatum(pids[i]);
-		values[1] = Int64GetDatum((int64) ticks[i]);
+		for (c = 0; c < 3; c++)
+			values[c + 1] = Int64GetDatum((int64) counts[i][c]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

@@ -43,6 +43,9 @@
 #include "src/worker_args.h"
 
 #define IDLE_RECHECK_MS		1000
+/* one pass's budget for the failed_jobs retention; the next pass goes on at once */
+#define PURGE_MAX_BATCHES	10
+#define PURGE_BUDGET_MS		1000
 
 typedef struct WorkerSchedule
 {
@@ -361,6 +364,44 @@ count_fold(const AwaStepResult *res, bool trimmed)
 }
 
 /*
+ * The failed_jobs retention: batches of at most awa_bgw.fold_batch_size rows
+ * (0.9), each its own transaction under the horizon gate, while a batch comes
+ * back full, at most PURGE_MAX_BATCHES of them or PURGE_BUDGET_MS in one pass;
+ * returns whether rows may be left (the budget ran out).
+ */
+static bool
+purge_tick(void)
+{
+	TimestampTz start = GetCurrentTimestamp();
+	int			batches;
+
+	for (batches = 0; batches < PURGE_MAX_BATCHES; batches++)
+	{
+		AwaStepResult res;
+		uint64		rows;
+
+		if (!awa_run_step(status, "failed_jobs retention",
+						  "SELECT outcome, purged, pin FROM awa.purge_failed_jobs_gated('awa')",
+						  &res) ||
+			res.extension != AWA_EXT_READY || strcmp(res.col1, "folded") != 0)
+			return false;		/* an error, or stood down under a pin */
+		rows = strtoull(res.col2, NULL, 10);
+		if (rows > 0)
+		{
+			LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+			status->failed_jobs_purged += rows;
+			status->purge_batches++;
+			LWLockRelease(awa_shared->lock);
+		}
+		if (rows < (uint64) awa_bgw_fold_batch_size)
+			return false;
+		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), PURGE_BUDGET_MS))
+			break;
+	}
+	return true;
+}
+
+/*
  * The horizon-gated folds, each its own transaction (the gate is checked at the
  * start of each): rollup deltas, ledger trim, failed_jobs retention; then the
  * auto-flip check. Each fold deletes at most awa_bgw.fold_batch_size rows (0.9);
@@ -390,8 +431,11 @@ fold_tick(TimestampTz now)
 		sched.next_fold = now;
 		return;
 	}
-	awa_run_step(status, "failed_jobs retention",
-				 "SELECT outcome, purged, pin FROM awa.purge_failed_jobs_gated('awa')", &res);
+	if (purge_tick())
+	{
+		sched.next_fold = now;
+		return;
+	}
 	awa_auto_flip_tick(status, now);
 }
 

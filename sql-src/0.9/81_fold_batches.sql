@@ -90,3 +90,26 @@ BEGIN
     outcome := 'folded';
 END
 $$;
+
+-- Deletes up to fold_batch_size rows of failed_jobs older than awa_bgw.failed_retention,
+-- oldest first through the failed_at index (the scan stops after the batch, however many
+-- younger rows the table holds); the rows are deleted by ctid. The worker calls it again
+-- at once while a call returns a full batch, so thousands of failures a minute are purged
+-- over several short transactions. Ungated: awa.purge_failed_jobs_gated adds the gate.
+CREATE OR REPLACE FUNCTION awa.purge_failed_jobs(p_schema text, OUT purged bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_keep interval := coalesce(current_setting('awa_bgw.failed_retention', true),
+                                '7d')::interval;
+BEGIN
+    PERFORM awa.check_schema(p_schema);
+    DELETE FROM awa.failed_jobs
+     WHERE ctid = ANY (ARRAY(SELECT x.ctid FROM awa.failed_jobs x
+                              WHERE x.failed_at < now() - v_keep
+                              ORDER BY x.failed_at
+                              LIMIT awa.fold_batch_size()));
+    GET DIAGNOSTICS purged = ROW_COUNT;
+END
+$$;
