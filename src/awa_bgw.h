@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "datatype/timestamp.h"
+#include "port/atomics.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 
@@ -111,6 +112,42 @@ typedef struct AwaWorkerStatus
 	uint64		purge_batches;	/* the retention transactions that deleted rows */
 } AwaWorkerStatus;
 
+/*
+ * The cumulative counters of one database's maintenance (awa.worker_stats):
+ * kept by database, not by worker, so that they outlive a worker's restart;
+ * zeroed by awa.stats_reset() and by a server restart. Incremented with
+ * atomics by the database's worker, without the lock.
+ */
+typedef enum AwaCounter
+{
+	AWA_C_WORKER_STARTS = 0,
+	AWA_C_LEADER_TERMS,
+	AWA_C_PROMOTE_RUNS,
+	AWA_C_JOBS_PROMOTED,
+	AWA_C_RESCUE_RUNS,
+	AWA_C_JOBS_RESCUED,
+	AWA_C_FOLDS_RUN,
+	AWA_C_FOLDS_STOOD_DOWN,
+	AWA_C_ROWS_FOLDED,
+	AWA_C_ROWS_TRIMMED,
+	AWA_C_PURGE_RUNS,
+	AWA_C_PURGES_STOOD_DOWN,
+	AWA_C_FAILED_JOBS_PURGED,
+	AWA_C_STEP_ERRORS,
+	AWA_NCOUNTERS
+} AwaCounter;
+
+typedef struct AwaDbStats
+{
+	Oid			dboid;			/* under lock; InvalidOid: a free entry */
+	char		dbname[NAMEDATALEN];	/* under lock */
+	TimestampTz attached_at;	/* under lock: the last worker start */
+	pg_atomic_uint64 stats_reset;	/* a TimestampTz */
+	pg_atomic_uint64 counters[AWA_NCOUNTERS];
+	pg_atomic_uint64 rotations[AWA_RING_COUNT][AWA_ROTATE_NOUTCOMES];
+	pg_atomic_uint64 prunes[AWA_RING_COUNT][AWA_PRUNE_NOUTCOMES];
+} AwaDbStats;
+
 /* New queues being registered by transactions in progress, per database (0.9). */
 typedef struct AwaQueueRegistrations
 {
@@ -138,6 +175,7 @@ typedef struct AwaSharedState
 	AwaWorkerStatus workers[AWA_BGW_MAX_DATABASES];
 	AwaSlotWait slot_waits[AWA_BGW_MAX_DATABASES];	/* under lock */
 	AwaQueueRegistrations registering[AWA_BGW_MAX_DATABASES];	/* under lock */
+	AwaDbStats	dbstats[AWA_BGW_MAX_DATABASES];
 } AwaSharedState;
 
 /* GUCs (awa_bgw.c) */
@@ -200,6 +238,12 @@ extern void awa_status_count_tick(AwaWorkerStatus *st);
 extern void awa_slot_waits_publish(const AwaSlotWait *waits);
 extern int	awa_rotate_outcome_index(const char *outcome, const char *blocker);
 extern int	awa_prune_outcome_index(const char *outcome);
+
+/* stats.c: the cumulative counters (awa.worker_stats) */
+extern void awa_stats_shmem_init(void);
+extern void awa_stats_attach(Oid dboid, const char *dbname);
+extern void awa_stats_count(AwaCounter counter, uint64 n);
+extern void awa_stats_count_ring(AwaRing ring, bool rotate, int outcome);
 
 /* launcher.c, worker.c: background worker entry points */
 extern PGDLLEXPORT void awa_bgw_launcher_main(Datum main_arg);

@@ -56,6 +56,7 @@ awa_shmem_startup(void)
 	{
 		memset(awa_shared, 0, sizeof(AwaSharedState));
 		awa_shared->lock = &(GetNamedLWLockTranche("awa_bgw"))->lock;
+		awa_stats_shmem_init();
 	}
 	LWLockRelease(AddinShmemInitLock);
 }

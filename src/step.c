@@ -184,4 +184,5 @@ record_error(AwaWorkerStatus *st, const char *label, ErrorData *edata)
 			 edata->message, unpack_sql_state(edata->sqlerrcode));
 	st->last_error_at = GetCurrentTimestamp();
 	LWLockRelease(awa_shared->lock);
+	awa_stats_count(AWA_C_STEP_ERRORS, 1);
 }

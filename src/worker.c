@@ -130,6 +130,7 @@ leader_try(TimestampTz now)
 							   AWA_BGW_LEADER_KEY)))
 	{
 		sched.is_leader = true;
+		awa_stats_count(AWA_C_LEADER_TERMS, 1);
 		ereport(LOG, (errmsg("awa_bgw: became maintenance leader of database \"%s\"",
 							 status->dbname)));
 	}
@@ -279,6 +280,7 @@ count_ring_outcome(AwaRing ring, bool rotate, const AwaStepResult *res)
 		: awa_prune_outcome_index(res->col1);
 	if (idx < 0)
 		return;
+	awa_stats_count_ring(ring, rotate, idx);
 	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
 	if (rotate)
 	{
@@ -320,17 +322,24 @@ ring_tick(AwaRing ring, TimestampTz now)
 		count_ring_outcome(ring, false, &res);
 }
 
-/* A job-maintenance step (promotion, rescue) on its own cadence. */
+/*
+ * A job-maintenance step (promotion, rescue) on its own cadence; its first
+ * column is the number of jobs it moved, counted in rows_counter.
+ */
 static void
 job_tick(TimestampTz now, TimestampTz *next_at, int interval_ms, const char *label,
-		 const char *sql)
+		 const char *sql, AwaCounter runs_counter, AwaCounter rows_counter)
 {
 	AwaStepResult res;
 
 	if (now < *next_at)
 		return;
 	*next_at = after_ms(now, interval_ms);
-	awa_run_step(status, label, sql, &res);
+	if (awa_run_step(status, label, sql, &res) && res.extension == AWA_EXT_READY)
+	{
+		awa_stats_count(runs_counter, 1);
+		awa_stats_count(rows_counter, strtoull(res.col1, NULL, 10));
+	}
 }
 
 /*
@@ -346,12 +355,15 @@ count_fold(const AwaStepResult *res, bool trimmed)
 	if (strcmp(res->col1, "stood_down") == 0)
 	{
 		status->folds_stood_down++;
+		awa_stats_count(AWA_C_FOLDS_STOOD_DOWN, 1);
 		strlcpy(status->pin_holder, res->col3, AWA_ERROR_LEN);
 	}
 	else if (strcmp(res->col1, "folded") == 0)
 	{
 		rows = strtoul(res->col2, NULL, 10);
 		status->folds_run++;
+		awa_stats_count(AWA_C_FOLDS_RUN, 1);
+		awa_stats_count(trimmed ? AWA_C_ROWS_TRIMMED : AWA_C_ROWS_FOLDED, rows);
 		if (trimmed)
 			status->rows_trimmed += rows;
 		else
@@ -361,6 +373,19 @@ count_fold(const AwaStepResult *res, bool trimmed)
 	status->last_fold_at = GetCurrentTimestamp();
 	LWLockRelease(awa_shared->lock);
 	return rows >= (uint64) awa_bgw_fold_batch_size;
+}
+
+/* Record the failed_jobs retention's outcome (col1 outcome, col2 rows purged). */
+static void
+count_purge(const AwaStepResult *res)
+{
+	if (strcmp(res->col1, "stood_down") == 0)
+		awa_stats_count(AWA_C_PURGES_STOOD_DOWN, 1);
+	else if (strcmp(res->col1, "folded") == 0)
+	{
+		awa_stats_count(AWA_C_PURGE_RUNS, 1);
+		awa_stats_count(AWA_C_FAILED_JOBS_PURGED, strtoull(res->col2, NULL, 10));
+	}
 }
 
 /*
@@ -382,9 +407,11 @@ purge_tick(void)
 
 		if (!awa_run_step(status, "failed_jobs retention",
 						  "SELECT outcome, purged, pin FROM awa.purge_failed_jobs_gated('awa')",
-						  &res) ||
-			res.extension != AWA_EXT_READY || strcmp(res.col1, "folded") != 0)
-			return false;		/* an error, or stood down under a pin */
+						  &res) || res.extension != AWA_EXT_READY)
+			return false;
+		count_purge(&res);
+		if (strcmp(res.col1, "folded") != 0)
+			return false;		/* stood down under a pin */
 		rows = strtoull(res.col2, NULL, 10);
 		if (rows > 0)
 		{
@@ -479,9 +506,11 @@ worker_tick(void)
 	awa_status_set_state(status, AWA_STATE_LEADER);
 
 	job_tick(now, &sched.next_promote, awa_bgw_promote_interval, "promotion of deferred jobs",
-			 "SELECT promoted FROM awa.promote_deferred('awa')");
+			 "SELECT promoted FROM awa.promote_deferred('awa')",
+			 AWA_C_PROMOTE_RUNS, AWA_C_JOBS_PROMOTED);
 	job_tick(now, &sched.next_rescue, awa_bgw_rescue_interval, "rescue",
-			 "SELECT rescued, outcome FROM awa.rescue('awa')");
+			 "SELECT rescued, outcome FROM awa.rescue('awa')",
+			 AWA_C_RESCUE_RUNS, AWA_C_JOBS_RESCUED);
 	fold_tick(now);
 	for (r = 0; r < AWA_RING_COUNT; r++)
 	{
@@ -563,6 +592,7 @@ awa_bgw_worker_main(Datum main_arg)
 	pin_settings();
 
 	status = awa_status_attach(dboid, args.dbname);
+	awa_stats_attach(dboid, args.dbname);
 	memset(&sched, 0, sizeof(sched));
 	sched.role_named = OidIsValid(args.roleoid);
 	new_instance_id();
