@@ -244,6 +244,14 @@ extern void awa_stats_shmem_init(void);
 extern void awa_stats_attach(Oid dboid, const char *dbname);
 extern void awa_stats_count(AwaCounter counter, uint64 n);
 extern void awa_stats_count_ring(AwaRing ring, bool rotate, int outcome);
+/* queuepolicy.c: per-queue grants and pauses (privilege bits of awa.queue_privileges) */
+#define AWA_QUEUE_ENQUEUE	1
+#define AWA_QUEUE_CLAIM		2
+#define AWA_QUEUE_MANAGE	4
+extern void awa_queue_policy_invalidate(Oid relid);
+extern bool awa_queue_allowed_for(text *queue, int priv);
+extern void awa_queue_require(text *queue, int priv);
+extern bool awa_queue_paused(text *queue);
 
 /* launcher.c, worker.c: background worker entry points */
 extern PGDLLEXPORT void awa_bgw_launcher_main(Datum main_arg);

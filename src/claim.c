@@ -384,6 +384,9 @@ awa_claim_now(PG_FUNCTION_ARGS)
 	c.max_batch = c.left = PG_GETARG_INT32(1);
 	c.deadline = PG_ARGISNULL(2) ? NULL : PG_GETARG_INTERVAL_P(2);
 	c.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	/* a paused queue gives nothing (a waiting claim goes on waiting) */
+	if (awa_queue_paused(c.queue))
+		return (Datum) 0;
 	lanes = queue_lanes(c.nsp, c.queue);
 	lane_cxt = AllocSetContextCreate(CurrentMemoryContext, "awa claim lane",
 									 ALLOCSET_DEFAULT_SIZES);

@@ -306,16 +306,23 @@ awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const char *state
 
 /*
  * The attempt's lock, then a snapshot taken after it (pushed; the caller pops
- * it), then whether the attempt has an open receipt (into r): the start of
- * complete, fail and heartbeat.
+ * it), then whether the attempt has an open receipt (into r), and the
+ * caller's claim privilege on its queue: the start of complete, fail and
+ * heartbeat.
  */
 bool
 awa_lock_open_receipt(int64 job_id, int64 run_lease, AwaReceipt *r)
 {
+	bool		open;
+
 	(void) awa_private_lock(awa_attempt_key(job_id, run_lease), false);
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	return awa_open_receipt(awa_namespace(), job_id, run_lease, r);
+	open = awa_open_receipt(awa_namespace(), job_id, run_lease, r);
+	/* the receipt's queue decides: its claim privilege */
+	if (open)
+		awa_queue_require(DatumGetTextPP(awa_receipt_col(r, "queue")), AWA_QUEUE_CLAIM);
+	return open;
 }
 
 /*
@@ -457,6 +464,9 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 
 		if (!awa_open_receipt(nsp, att[i].job_id, att[i].run_lease, &open[nopen]))
 			continue;
+		/* every receipt is checked before anything is written */
+		awa_queue_require(DatumGetTextPP(awa_receipt_col(&open[nopen], "queue")),
+						  AWA_QUEUE_CLAIM);
 		nopen++;
 		values[0] = Int64GetDatum(att[i].job_id);
 		values[1] = Int64GetDatum(att[i].run_lease);

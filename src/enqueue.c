@@ -408,6 +408,7 @@ awa_enqueue(PG_FUNCTION_ARGS)
 		n[i] = PG_ARGISNULL(i);
 	}
 	awa_check_job_datums(v, n);
+	awa_queue_require(PG_GETARG_TEXT_PP(0), AWA_QUEUE_ENQUEUE);
 	job.ord = 1;
 	job.job_id = awa_next_job_id();
 	job.kind = v[1];

@@ -159,6 +159,7 @@ awa_enqueue_batch(PG_FUNCTION_ARGS)
 	awa_require_read_committed();
 	awa_check_name("queue", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0));
 	queue = PG_GETARG_TEXT_PP(0);
+	awa_queue_require(queue, AWA_QUEUE_ENQUEUE);
 	jobs = PG_ARGISNULL(1) ? NULL : PG_GETARG_JSONB_P(1);
 	if (jobs == NULL || !JB_ROOT_IS_ARRAY(jobs) || JB_ROOT_IS_SCALAR(jobs) ||
 		JB_ROOT_COUNT(jobs) > MAX_BATCH)

@@ -11,7 +11,8 @@
  * REINDEX of either sends one), and the whole cache by a reset (an
  * invalidation of every relation) or by any change to pg_namespace. Only
  * relations that exist are cached; a name that is missing is looked up again
- * each time. A stale OID could only come from an invalidation not yet read,
+ * each time. The same callback tells src/queuepolicy.c of changes to the
+ * per-queue policy tables. A stale OID could only come from an invalidation not yet read,
  * and table_open reads them when it takes its lock, as it does for an OID
  * found through the syscache.
  *
@@ -33,6 +34,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "src/awa_bgw.h"
 #include "src/dataplane.h"
 
 #define KEY_LEN (NAMEDATALEN * 2)
@@ -62,6 +64,7 @@ relcache_changed(Datum arg, Oid relid)
 	HASH_SEQ_STATUS seq;
 	CachedOid  *e;
 
+	awa_queue_policy_invalidate(relid);
 	if (oid_cache == NULL)
 		return;
 	if (!OidIsValid(relid))

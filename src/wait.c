@@ -40,6 +40,7 @@
  *	awa.note_enqueued(queue, n, lane, ready_slot),
  *	awa.note_claimed(queue, taken, lane)
  *	awa.claim_waiters()						who waits (pid, database, since)
+ *	awa.note_resumed(queue)					a resume: wake all its waiters
  *
  * src/wait.c
  *
@@ -81,6 +82,7 @@ PG_FUNCTION_INFO_V1(awa_claim);
 PG_FUNCTION_INFO_V1(awa_note_enqueued);
 PG_FUNCTION_INFO_V1(awa_note_claimed);
 PG_FUNCTION_INFO_V1(awa_claim_waiters);
+PG_FUNCTION_INFO_V1(awa_note_resumed);
 
 /* the longest wait one call may ask for */
 #define AWA_MAX_WAIT_US		(INT64CONST(3600) * USECS_PER_SEC)
@@ -110,7 +112,8 @@ typedef struct WaitState
 typedef struct WakeNote
 {
 	uint32		queue_hash;
-	int32		lane;			/* its lane marks are bumped (src/lanemarks.c) */
+	int32		lane;			/* its lane marks are bumped (src/lanemarks.c); -1:
+								 * a resume, which wakes every waiter */
 	int			level;			/* transaction nesting level that noted it */
 	int			enqueued;
 	int			taken;			/* > 0: it holds a lane of the queue to its end */
@@ -226,7 +229,8 @@ wait_xact_callback(XactEvent event, void *arg)
 					event == XACT_EVENT_PARALLEL_COMMIT;
 
 				/* its lane gained work: new entries, or taken ones given back */
-				if (commit ? notes[i].enqueued > 0 : notes[i].taken > 0)
+				if ((commit ? notes[i].enqueued > 0 : notes[i].taken > 0) &&
+					notes[i].lane >= 0)
 					awa_lane_bump(notes[i].lane);
 				wake_waiters(notes[i].queue_hash, note_wakes(&notes[i], commit));
 			}
@@ -236,7 +240,8 @@ wait_xact_callback(XactEvent event, void *arg)
 			if (nnotes > 0)
 				awa_lane_marks_prepare(GetTopTransactionIdIfAny());
 			for (i = 0; i < nnotes; i++)
-				awa_lane_bump(notes[i].lane);
+				if (notes[i].lane >= 0)
+					awa_lane_bump(notes[i].lane);
 			return;
 		case XACT_EVENT_PREPARE:
 			/* its jobs appear at COMMIT PREPARED, in another session: no wake */
@@ -268,7 +273,7 @@ wait_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 			notes[i].level = level - 1;
 			notes[kept++] = notes[i];
 		}
-		else if (notes[i].taken > 0)
+		else if (notes[i].taken > 0 && notes[i].lane >= 0)
 		{
 			/* rolled back: its enqueues never happened; its claims give back */
 			awa_lane_bump(notes[i].lane);
@@ -358,6 +363,18 @@ awa_note_claimed(PG_FUNCTION_ARGS)
 {
 	if (!PG_ARGISNULL(0) && !PG_ARGISNULL(1) && !PG_ARGISNULL(2))
 		awa_note_claimed_lane(PG_GETARG_TEXT_PP(0), PG_GETARG_INT32(1), PG_GETARG_INT32(2));
+	PG_RETURN_VOID();
+}
+
+/*
+ * awa.note_resumed(queue): this transaction resumed the queue; when it
+ * commits, every claim waiting for the queue wakes (src/queuepolicy.c).
+ */
+Datum
+awa_note_resumed(PG_FUNCTION_ARGS)
+{
+	if (wait_state != NULL)
+		note_for(PG_GETARG_TEXT_PP(0), -1)->enqueued = wait_state->nslots;
 	PG_RETURN_VOID();
 }
 
@@ -699,10 +716,17 @@ Datum
 awa_claim(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	int64		us = wait_us(fcinfo);
+	int64		us;
 	QueryDesc  *qd;
 	bool		got;
 
+	/* a role that may not claim from the queue is refused before it waits */
+	if (!PG_ARGISNULL(0))
+	{
+		awa_check_name("queue", PG_GETARG_TEXT_PP(0));
+		awa_queue_require(PG_GETARG_TEXT_PP(0), AWA_QUEUE_CLAIM);
+	}
+	us = wait_us(fcinfo);
 	if (us == 0 || PG_ARGISNULL(0))
 	{
 		claim_now(fcinfo, rsinfo);
