@@ -145,6 +145,7 @@ SELECT awa.grant_queue('qa_a', NULL);
 SELECT awa.grant_queue('qa_a', 'no_such_role_anywhere');
 SELECT awa.revoke_queue('qa_a', 'awa_qa_a', '{manage,nope}');
 SELECT awa.queue_allowed('qa_a', 'everything');
+SELECT awa.queue_allowed(repeat('q', 1000), 'claim');
 \set VERBOSITY terse
 SELECT count(*) AS grants FROM awa.queue_privileges;
 

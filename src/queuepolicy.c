@@ -318,6 +318,7 @@ awa_queue_allowed(PG_FUNCTION_ARGS)
 {
 	int			priv = privilege_bit(PG_GETARG_TEXT_PP(1));
 
+	awa_check_name("queue", PG_GETARG_TEXT_PP(0));
 	PG_RETURN_BOOL(awa_queue_allowed_for(PG_GETARG_TEXT_PP(0), priv));
 }
 
