@@ -73,3 +73,28 @@ COMMENT ON FUNCTION awa.ring_authority_status(text, double precision) IS
 'the cursor authority, when it flipped, and the live, flip-aware and blocking runtimes';
 COMMENT ON FUNCTION awa.ring_authority_blockers(text, double precision) IS
 'the live runtimes that keep the flip from happening, and why';
+
+-- per-queue grants and pauses
+COMMENT ON FUNCTION awa.queue_allowed(text, text) IS
+'whether the current role may use a queue for a privilege (enqueue, claim, manage)';
+COMMENT ON FUNCTION awa.grant_queue(text, regrole, text[]) IS
+'grant a role privileges on one queue (enqueue, claim, manage); once a queue has a '
+'grant, only the roles granted (and superusers) may use it';
+COMMENT ON FUNCTION awa.revoke_queue(text, regrole, text[]) IS
+'revoke privileges on one queue; revoking its last grant opens the queue again';
+COMMENT ON FUNCTION awa.forget_dropped_queue_grantees() IS
+'remove the per-queue grants of roles that no longer exist';
+COMMENT ON FUNCTION awa.pause_queue(text) IS
+'pause a queue: enqueues go on, claims take nothing and waiting claims wait';
+COMMENT ON FUNCTION awa.resume_queue(text) IS
+'resume a paused queue; its waiting claims wake at commit';
+COMMENT ON VIEW awa.queue_grants IS
+'the per-queue grants: queue, grantee, privileges, who granted, when';
+COMMENT ON VIEW awa.queue_settings IS
+'every queue known: whether it is paused (since when, by whom) and whether it is '
+'restricted by per-queue grants';
+
+-- monitoring
+COMMENT ON FUNCTION awa.stats_reset() IS
+'zero the cumulative maintenance counters of this database (awa.worker_stats, '
+'awa.worker_ring_stats) and set their stats_reset';
