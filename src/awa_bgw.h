@@ -81,6 +81,9 @@ typedef enum AwaPruneOutcome
 #define AWA_LABEL_LEN		64
 #define AWA_ERROR_LEN		256
 
+/* Most sessions kept per ring as the holders of a blocked prune's locks. */
+#define AWA_PRUNE_BLOCKERS_MAX	8
+
 /* One maintenance worker's status; written by that worker only. */
 typedef struct AwaWorkerStatus
 {
@@ -110,6 +113,11 @@ typedef struct AwaWorkerStatus
 	uint64		ticks;			/* passes of the worker's loop */
 	uint64		failed_jobs_purged; /* failed_jobs rows past the retention deleted */
 	uint64		purge_batches;	/* the retention transactions that deleted rows */
+	/* pids holding or awaiting a lock on the children a blocked prune wanted (0.9) */
+	int			prune_blockers[AWA_RING_COUNT][AWA_PRUNE_BLOCKERS_MAX];
+	int			nprune_blockers[AWA_RING_COUNT];
+	int			procno;			/* the worker's PGPROC, whose latch awa.wake() sets */
+	bool		wake_pending;	/* awa.wake() asked for every step to run now */
 } AwaWorkerStatus;
 
 /*
@@ -236,6 +244,7 @@ extern AwaWorkerStatus *awa_status_attach(Oid dboid, const char *dbname);
 extern void awa_status_set_state(AwaWorkerStatus *st, AwaWorkerState state);
 extern void awa_status_count_tick(AwaWorkerStatus *st);
 extern void awa_slot_waits_publish(const AwaSlotWait *waits);
+extern bool awa_status_take_wake(AwaWorkerStatus *st);
 extern int	awa_rotate_outcome_index(const char *outcome, const char *blocker);
 extern int	awa_prune_outcome_index(const char *outcome);
 

@@ -4,7 +4,9 @@
  *	  The shared-memory status of the maintenance workers: one slot per
  *	  worker, written by that worker under the LWLock; the databases the
  *	  launcher found no background worker slot for, written by the launcher;
- *	  and the set-returning function behind the awa.maintenance_status view.
+ *	  the set-returning functions behind the awa.maintenance_status view; and
+ *	  awa.wake(), the one entry another backend writes (a request that the
+ *	  worker of its database run every step now).
  *
  * src/shmem.c
  *
@@ -16,6 +18,8 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -26,6 +30,8 @@
 
 PG_FUNCTION_INFO_V1(awa_maintenance_worker_status);
 PG_FUNCTION_INFO_V1(awa_maintenance_worker_ticks);
+PG_FUNCTION_INFO_V1(awa_maintenance_worker_prune_blockers);
+PG_FUNCTION_INFO_V1(awa_wake);
 
 AwaSharedState *awa_shared = NULL;
 
@@ -135,6 +141,7 @@ awa_status_attach(Oid dboid, const char *dbname)
 		free_slot->dboid = dboid;
 		strlcpy(free_slot->dbname, dbname, NAMEDATALEN);
 		free_slot->pid = MyProcPid;
+		free_slot->procno = MyProc->pgprocno;
 		free_slot->state = AWA_STATE_STARTING;
 		free_slot->started_at = free_slot->state_since = now;
 		my_status = free_slot;
@@ -186,6 +193,51 @@ awa_slot_waits_publish(const AwaSlotWait *waits)
 	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
 	memcpy(awa_shared->slot_waits, waits, sizeof(awa_shared->slot_waits));
 	LWLockRelease(awa_shared->lock);
+}
+
+/* Whether awa.wake() asked for a pass since the last call; clears the request. */
+bool
+awa_status_take_wake(AwaWorkerStatus *st)
+{
+	bool		pending;
+
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	pending = st->wake_pending;
+	st->wake_pending = false;
+	LWLockRelease(awa_shared->lock);
+	return pending;
+}
+
+/*
+ * awa.wake() RETURNS boolean: asks the worker of the current database to run
+ * every step now, whatever their cadences (it sets the worker's latch); false
+ * when no worker maintains this database.
+ */
+Datum
+awa_wake(PG_FUNCTION_ARGS)
+{
+	int			procno = -1;
+	int			i;
+
+	if (awa_shared == NULL)
+		PG_RETURN_BOOL(false);
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
+		AwaWorkerStatus *st = &awa_shared->workers[i];
+
+		if (st->in_use && st->dboid == MyDatabaseId && st->pid != 0)
+		{
+			st->wake_pending = true;
+			procno = st->procno;
+			break;
+		}
+	}
+	LWLockRelease(awa_shared->lock);
+	if (procno < 0)
+		PG_RETURN_BOOL(false);
+	SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+	PG_RETURN_BOOL(true);
 }
 
 /* {"queue": {"rotated": n, ..., "last_blocker": "..."}, "lease": ..., "claim": ...} */
@@ -367,6 +419,70 @@ awa_maintenance_worker_ticks(PG_FUNCTION_ARGS)
 		values[0] = Int32GetDatum(pids[i]);
 		for (c = 0; c < 3; c++)
 			values[c + 1] = Int64GetDatum((int64) counts[i][c]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
+}
+
+/* {"queue": [pid, ...], ...}: the rings whose last prune saw holders; NULL: none */
+static Jsonb *
+prune_blockers_jsonb(const AwaWorkerStatus *st)
+{
+	StringInfoData buf;
+	int			r,
+				i;
+	bool		any = false;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (r = 0; r < AWA_RING_COUNT; r++)
+	{
+		if (st->nprune_blockers[r] == 0)
+			continue;
+		appendStringInfo(&buf, "%s\"%s\": [", any ? ", " : "", awa_ring_names[r]);
+		for (i = 0; i < st->nprune_blockers[r]; i++)
+			appendStringInfo(&buf, "%s%d", i ? ", " : "", st->prune_blockers[r][i]);
+		appendStringInfoChar(&buf, ']');
+		any = true;
+	}
+	appendStringInfoChar(&buf, '}');
+	if (!any)
+		return NULL;
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}
+
+/*
+ * awa.maintenance_worker_prune_blockers() RETURNS TABLE (pid int,
+ * prune_blocked_by jsonb): per worker, the sessions that held or awaited a lock
+ * on the ring children its last blocked prune of each ring wanted (0.9).
+ */
+Datum
+awa_maintenance_worker_prune_blockers(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	AwaWorkerStatus *copy;
+	int			n = 0;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (awa_shared == NULL)
+		PG_RETURN_VOID();
+	copy = palloc(sizeof(AwaWorkerStatus) * AWA_BGW_MAX_DATABASES);
+	LWLockAcquire(awa_shared->lock, LW_SHARED);
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+		if (awa_shared->workers[i].in_use)
+			copy[n++] = awa_shared->workers[i];
+	LWLockRelease(awa_shared->lock);
+
+	for (i = 0; i < n; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+		Jsonb	   *blockers = prune_blockers_jsonb(&copy[i]);
+
+		values[0] = Int32GetDatum(copy[i].pid);
+		values[1] = blockers ? JsonbPGetDatum(blockers) : (Datum) 0;
+		nulls[1] = (blockers == NULL);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

@@ -38,11 +38,12 @@
 static void record_error(AwaWorkerStatus *st, const char *label, ErrorData *edata);
 
 /*
- * The installed extension version, or AWA_EXT_ABSENT. Must run inside a
- * transaction. A direct catalog read: cheap enough for every step.
+ * The installed extension version, or AWA_EXT_ABSENT; *windows is set when
+ * it is 0.9. Must run inside a transaction. A direct catalog read: cheap
+ * enough for every step.
  */
 static AwaExtensionState
-extension_state(void)
+extension_state(bool *windows)
 {
 	Relation	rel;
 	SysScanDesc scan;
@@ -62,6 +63,7 @@ extension_state(void)
 									 RelationGetDescr(rel), &isnull);
 		char	   *version = isnull ? "" : TextDatumGetCString(d);
 
+		*windows = (strcmp(version, AWA_BGW_SCHEMA_VERSION_WINDOWS) == 0);
 		result = (strcmp(version, AWA_BGW_SCHEMA_VERSION) == 0 ||
 				  strcmp(version, AWA_BGW_SCHEMA_VERSION_NEXT) == 0 ||
 				  strcmp(version, AWA_BGW_SCHEMA_VERSION_WINDOWS) == 0)
@@ -88,7 +90,7 @@ step_body(const char *sql, bool needs_extension, AwaStepResult *res)
 {
 	int			rc;
 
-	res->extension = extension_state();
+	res->extension = extension_state(&res->windows);
 	if (sql == NULL || (needs_extension && res->extension != AWA_EXT_READY))
 		return;
 

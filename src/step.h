@@ -22,6 +22,7 @@ typedef enum AwaExtensionState
 typedef struct AwaStepResult
 {
 	AwaExtensionState extension;
+	bool		windows;		/* installed at 0.9, the data plane of windows */
 	char		col1[AWA_LABEL_LEN];	/* first three columns of the first row */
 	char		col2[AWA_LABEL_LEN];
 	char		col3[AWA_ERROR_LEN];

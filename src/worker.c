@@ -13,7 +13,8 @@
  * cadence, one rotate transaction then one prune transaction. It neither
  * leads nor runs a step while its role is not a superuser with LOGIN (state
  * bad_role, said once); it looks again every awa_bgw.leader_retry_interval
- * and after each reload.
+ * and after each reload. A reload, and awa.wake() from any session of its
+ * database, make every step due at once.
  *
  * src/worker.c
  *
@@ -61,6 +62,7 @@ typedef struct WorkerSchedule
 	bool		is_leader;
 	bool		upgrade_logged;
 	bool		absent_logged;	/* "no extension" said, for this absence */
+	bool		windows;		/* the extension is at 0.9 (at the last check) */
 	char		instance_id[40];
 } WorkerSchedule;
 
@@ -212,6 +214,7 @@ extension_ready(void)
 
 	if (!awa_run_step(status, "extension check", NULL, &res))
 		return false;
+	sched.windows = res.windows;
 	if (res.extension == AWA_EXT_READY)
 	{
 		if (sched.absent_logged)
@@ -271,6 +274,29 @@ heartbeat(TimestampTz now)
 	pfree(name);
 }
 
+/*
+ * The pids of a blocked prune's lock holders ("pid,pid,..." in col3, 0.9),
+ * kept in the status; any other outcome clears them.
+ */
+static void
+note_prune_blockers(AwaRing ring, const AwaStepResult *res)
+{
+	const char *p = res->col3;
+	int			n = 0;
+
+	while (strcmp(res->col1, "blocked") == 0 && *p && n < AWA_PRUNE_BLOCKERS_MAX)
+	{
+		char	   *end;
+		long		pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		status->prune_blockers[ring][n++] = (int) pid;
+		p = (*end == ',') ? end + 1 : end;
+	}
+	status->nprune_blockers[ring] = n;
+}
+
 static void
 count_ring_outcome(AwaRing ring, bool rotate, const AwaStepResult *res)
 {
@@ -293,16 +319,21 @@ count_ring_outcome(AwaRing ring, bool rotate, const AwaStepResult *res)
 		status->prunes[ring][idx]++;
 		if (res->col2[0])
 			strlcpy(status->last_prune_reason[ring], res->col2, AWA_LABEL_LEN);
+		note_prune_blockers(ring, res);
 	}
 	LWLockRelease(awa_shared->lock);
 }
 
-/* One rotate transaction, then one prune transaction, for a ring that is due. */
+/*
+ * One rotate transaction, then one prune transaction, for a ring that is due.
+ * In 0.9 a blocked prune also names, in the same transaction, the sessions
+ * that hold or await a lock on the children it wanted.
+ */
 static void
 ring_tick(AwaRing ring, TimestampTz now)
 {
 	char		label[64];
-	char		sql[160];
+	char		sql[400];
 	AwaStepResult res;
 
 	if (now < sched.next_ring[ring])
@@ -316,8 +347,14 @@ ring_tick(AwaRing ring, TimestampTz now)
 		count_ring_outcome(ring, true, &res);
 
 	snprintf(label, sizeof(label), "prune of the %s ring", awa_ring_names[ring]);
-	snprintf(sql, sizeof(sql),
-			 "SELECT outcome, reason FROM awa.prune('awa', '%s')", awa_ring_names[ring]);
+	if (sched.windows)
+		snprintf(sql, sizeof(sql),
+				 "SELECT p.outcome, p.reason, CASE WHEN p.outcome = 'blocked' THEN "
+				 "pg_catalog.array_to_string(awa.ring_slot_lock_holders(p.ring, p.slot), ',') "
+				 "END FROM awa.prune('awa', '%s') p", awa_ring_names[ring]);
+	else
+		snprintf(sql, sizeof(sql),
+				 "SELECT outcome, reason FROM awa.prune('awa', '%s')", awa_ring_names[ring]);
 	if (awa_run_step(status, label, sql, &res) && res.extension == AWA_EXT_READY)
 		count_ring_outcome(ring, false, &res);
 }
@@ -549,6 +586,15 @@ database_still_listed(void)
 	return listed;
 }
 
+/* Every step is due: after a reload, and when awa.wake() asks. */
+static void
+run_everything_now(void)
+{
+	memset(sched.next_ring, 0, sizeof(sched.next_ring));
+	sched.next_promote = sched.next_rescue = sched.next_fold = 0;
+	sched.next_leader_try = 0;
+}
+
 static void
 pin_settings(void)
 {
@@ -628,10 +674,10 @@ awa_bgw_worker_main(Datum main_arg)
 				proc_exit(0);
 			}
 			/* a new cadence or retry interval takes effect at once */
-			memset(sched.next_ring, 0, sizeof(sched.next_ring));
-			sched.next_promote = sched.next_rescue = sched.next_fold = 0;
-			sched.next_leader_try = 0;
+			run_everything_now();
 			sched.next_role_check = 0;
 		}
+		if (awa_status_take_wake(status))
+			run_everything_now();
 	}
 }
