@@ -342,7 +342,8 @@ END
 $$;
 
 -- The part of prune that runs under the slot's exclusive locks: the locks, every gate
--- again, carry-forward, the rollup deltas, the TRUNCATE. Returns {outcome, reason}.
+-- again, carry-forward, the rollup deltas, the TRUNCATE of the children that have any
+-- storage (an empty one keeps its relfilenode). Returns {outcome, reason}.
 -- The caller runs it with lock_timeout = awa_bgw.prune_lock_timeout, so that no wait
 -- under the exclusive locks outlasts it. Claim ring: p_keep_lanes and p_receipts come
 -- from awa.claim_slot_position_lanes, read before the locks.
@@ -355,6 +356,7 @@ AS $$
 DECLARE
     v_reason text;
     v_receipts bigint;
+    v_truncate text;
 BEGIN
     EXECUTE (SELECT 'LOCK TABLE ' || string_agg(awa.ring_child(f, p_slot)::text, ', ')
                     || ' IN ACCESS EXCLUSIVE MODE'
@@ -381,8 +383,17 @@ BEGIN
     IF p_ring = 'queue' THEN
         PERFORM awa.queue_slot_record_terminal_counts(p_slot);
     END IF;
-    EXECUTE (SELECT 'TRUNCATE ' || string_agg(awa.ring_child(f, p_slot)::text, ', ')
-               FROM unnest(awa.ring_families(p_ring)) f);
+    -- only the children that have storage: TRUNCATE of a child with no block gives it
+    -- a new relfilenode (new pg_class rows, dead ones under a pinned horizon) and
+    -- empties nothing. Under the ACCESS EXCLUSIVE locks no one else can extend a child
+    -- or hold a row of it in flight, so a size of 0 means no row at all, committed,
+    -- in progress or dead (docs/storage.md, prune).
+    SELECT string_agg(c::text, ', ') INTO v_truncate
+      FROM unnest(awa.ring_families(p_ring)) f, awa.ring_child(f, p_slot) c
+     WHERE pg_relation_size(c) > 0;
+    IF v_truncate IS NOT NULL THEN
+        EXECUTE 'TRUNCATE ' || v_truncate;
+    END IF;
     RETURN ARRAY['pruned', NULL];
 END
 $$;
