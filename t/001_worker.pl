@@ -13,19 +13,17 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 use Time::HiRes qw(usleep);
 
 # pg_try_advisory_lock key of the maintenance leader ("AWA_MAIN")
 my $LEADER_KEY = '4708303813012965710';
 
-my $node = PostgreSQL::Test::Cluster->new('worker');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'awa_bgw'
+my $node = AwaNode->create('worker', q{
 max_worker_processes = 16
-awa_bgw.databases = 'postgres'
 awa_bgw.queue_rotate_interval = '100ms'
 awa_bgw.lease_rotate_interval = '200ms'
 awa_bgw.claim_rotate_interval = '200ms'
@@ -36,16 +34,8 @@ awa_bgw.job_heartbeat_timeout = '1h'
 $node->start;
 
 #---------------------------------------------------------------------------
-# helpers
+# helpers (sql, status and wait_until come from t/AwaNode.pm)
 
-sub sql
-{
-	my ($query, $db) = @_;
-	return $node->safe_psql($db // 'postgres', $query);
-}
-
-# Wait until $query returns $expected ('t' by default); dies on timeout, so
-# that one missing event does not turn into a cascade of 180 s timeouts.
 # the token (run_lease) the claim of a job's first attempt drew
 sub lease_of
 {
@@ -55,22 +45,6 @@ sub lease_of
 	return $lease;
 }
 
-sub wait_until
-{
-	my ($what, $query, $expected, $db) = @_;
-	my $ok = $node->poll_query_until($db // 'postgres', $query, $expected);
-	ok($ok, $what) or die "gave up waiting: $what";
-	return;
-}
-
-# One column of the postgres worker's row of awa.maintenance_status.
-sub status
-{
-	my ($expr, $db) = @_;
-	return sql(
-		"SELECT $expr FROM awa.maintenance_status WHERE database = 'postgres'",
-		$db);
-}
 
 sub counter
 {

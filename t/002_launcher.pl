@@ -9,15 +9,14 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
 my $LEADER_KEY = '4708303813012965710';
 
-my $node = PostgreSQL::Test::Cluster->new('launcher');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'awa_bgw'
+my $node = AwaNode->create('launcher', q{
 max_worker_processes = 16
 awa_bgw.databases = 'postgres, db1, db2, nosuchdb'
 awa_bgw.queue_rotate_interval = '200ms'
@@ -29,21 +28,7 @@ awa_bgw.runtime_heartbeat_interval = '200ms'
 $node->start;
 
 #---------------------------------------------------------------------------
-# helpers
-
-sub sql
-{
-	my ($query, $db) = @_;
-	return $node->safe_psql($db // 'postgres', $query);
-}
-
-sub wait_until
-{
-	my ($what, $query, $expected, $db) = @_;
-	my $ok = $node->poll_query_until($db // 'postgres', $query, $expected);
-	ok($ok, $what) or die "gave up waiting: $what";
-	return;
-}
+# helpers (sql, status and wait_until come from t/AwaNode.pm)
 
 sub wait_log
 {

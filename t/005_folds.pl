@@ -11,14 +11,12 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('folds');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('folds', qq{
 awa_bgw.queue_rotate_interval = '100ms'
 awa_bgw.lease_rotate_interval = '100ms'
 awa_bgw.claim_rotate_interval = '100ms'
@@ -27,13 +25,7 @@ awa_bgw.fold_interval = '300ms'
 awa_bgw.horizon_pin_min_age = '1s'
 });
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION awa_bgw');
-$node->poll_query_until('postgres',
-	"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'")
-  or die 'the worker did not become leader';
-
-sub sql { return $node->safe_psql('postgres', $_[0]); }
-sub status { return sql("SELECT $_[0] FROM awa.maintenance_status WHERE database = 'postgres'"); }
+$node->create_extension_and_lead;
 
 # some finished jobs, so that prune appends rollup deltas as the queue ring turns
 sub run_jobs

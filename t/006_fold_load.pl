@@ -16,6 +16,9 @@ use IPC::Run;
 use POSIX qw(ceil floor);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
@@ -23,12 +26,7 @@ my $FOLD_MS = 1000;      # awa_bgw.fold_interval
 my $ROTATE_MS = 200;     # awa_bgw.{queue,lease,claim}_rotate_interval
 my $LOAD_S = 60;         # length of both pgbench runs
 
-my $node = PostgreSQL::Test::Cluster->new('fold_load');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('fold_load', qq{
 awa_bgw.queue_rotate_interval = '${ROTATE_MS}ms'
 awa_bgw.lease_rotate_interval = '${ROTATE_MS}ms'
 awa_bgw.claim_rotate_interval = '${ROTATE_MS}ms'
@@ -38,9 +36,6 @@ awa_bgw.job_heartbeat_timeout = '10min'
 max_connections = 50
 });
 $node->start;
-
-sub sql { return $node->safe_psql('postgres', $_[0]); }
-sub status { return sql("SELECT $_[0] FROM awa.maintenance_status WHERE database = 'postgres'"); }
 
 is(sql('SHOW awa_bgw.horizon_pin_min_age'), '5s', 'horizon_pin_min_age is at its default');
 sql('CREATE EXTENSION awa_bgw');

@@ -18,17 +18,15 @@ use warnings;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
 my $MIN_AGE = '3s';
 
-my $node = PostgreSQL::Test::Cluster->new('pins');
-$node->init(allows_streaming => 'logical');
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('pins', qq{
 awa_bgw.queue_rotate_interval = '500ms'
 awa_bgw.lease_rotate_interval = '500ms'
 awa_bgw.claim_rotate_interval = '500ms'
@@ -38,11 +36,8 @@ awa_bgw.horizon_pin_min_age = '$MIN_AGE'
 max_prepared_transactions = 2
 autovacuum_naptime = 1s
 log_autovacuum_min_duration = 0
-});
+}, allows_streaming => 'logical');
 $node->start;
-
-sub sql { return $node->safe_psql('postgres', $_[0]); }
-sub status { return sql("SELECT $_[0] FROM awa.maintenance_status WHERE database = 'postgres'"); }
 
 # The row of awa.horizon_pins for one holder, as "t|reason" or "f|reason" ('' when not
 # listed).

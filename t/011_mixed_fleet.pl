@@ -21,6 +21,9 @@ use File::Temp qw(tempdir);
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 use Time::HiRes qw(usleep);
 
@@ -29,12 +32,7 @@ my $stable_period = 4;    # awa_bgw.auto_flip_stable_period, s
 my $fold_ms = 500;        # awa_bgw.fold_interval
 my $old_id = '00000000-0000-4000-8000-000000000062';    # the pre-ledger rotator
 
-my $node = PostgreSQL::Test::Cluster->new('mixed');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('mixed', qq{
 awa_bgw.queue_rotate_interval = '150ms'
 awa_bgw.lease_rotate_interval = '150ms'
 awa_bgw.claim_rotate_interval = '150ms'
@@ -49,9 +47,6 @@ awa_bgw.job_heartbeat_timeout = '10min'
 max_connections = 50
 });
 $node->start;
-
-sub sql { return $node->safe_psql('postgres', $_[0]); }
-sub status { return sql("SELECT $_[0] FROM awa.maintenance_status WHERE database = 'postgres'"); }
 
 sub log_count
 {

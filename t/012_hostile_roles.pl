@@ -14,16 +14,14 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
 my $LEADER_KEY = '4708303813012965710';
 
-my $node = PostgreSQL::Test::Cluster->new('hostile');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('hostile', qq{
 awa_bgw.queue_rotate_interval = '100ms'
 awa_bgw.lease_rotate_interval = '100ms'
 awa_bgw.claim_rotate_interval = '100ms'
@@ -33,13 +31,7 @@ awa_bgw.rescue_interval = '200ms'
 awa_bgw.job_heartbeat_timeout = '1h'
 });
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION awa_bgw');
-$node->poll_query_until('postgres',
-	"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'")
-  or die 'the worker did not become leader';
-
-sub sql { return $node->safe_psql('postgres', $_[0]); }
-sub status { return sql("SELECT $_[0] FROM awa.maintenance_status WHERE database = 'postgres'"); }
+$node->create_extension_and_lead;
 
 sub counter
 {
@@ -96,6 +88,15 @@ $node->poll_query_until('postgres',
 	     OR EXISTS (SELECT 1 FROM awa.ready_entries WHERE job_id = $late AND attempt = 2)")
   or die 'the deadline-passed attempt was not rescued';
 pass('the worker rescues an attempt whose deadline passed');
+
+# the promoted job and the retry are run, so that no unclaimed entry keeps the queue
+# ring's oldest slot from being pruned (on a starved machine both can land in the slot
+# of the first jobs, before the ring has turned)
+$node->poll_query_until('postgres',
+	"SELECT EXISTS (SELECT 1 FROM awa.ready_entries WHERE job_id = $late AND attempt = 2)")
+  or die 'the rescued job was not retried';
+is(sql(q{SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('h', 10)}),
+	'2', 'the promoted job and the retry are claimed and completed');
 
 $node->poll_query_until('postgres',
 	"SELECT (rotations->'claim'->>'rotated')::bigint >= $before_rot + 20

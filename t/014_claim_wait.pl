@@ -14,25 +14,18 @@ use warnings;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('wait');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('wait', qq{
 awa_bgw.leader_retry_interval = '200ms'
 awa_bgw.promote_interval = '100ms'
 awa_bgw.horizon_pin_min_age = '0'
 });
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION awa_bgw');
-$node->poll_query_until('postgres',
-	"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'")
-  or die 'the worker did not become leader';
-
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+$node->create_extension_and_lead;
 
 # A claimer waiting up to 2 minutes in its own psql, as application_name $name;
 # returns once its slot is armed.

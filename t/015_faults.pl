@@ -12,13 +12,12 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('faults');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'awa_bgw'
+my $node = AwaNode->create('faults', q{
 max_worker_processes = 16
 awa_bgw.databases = 'postgres, template1, template0, closed, tmpl'
 awa_bgw.queue_rotate_interval = '100ms'
@@ -31,21 +30,7 @@ awa_bgw.job_heartbeat_timeout = '1h'
 $node->start;
 
 #---------------------------------------------------------------------------
-# helpers
-
-sub sql
-{
-	my ($query, $db) = @_;
-	return $node->safe_psql($db // 'postgres', $query);
-}
-
-sub wait_until
-{
-	my ($what, $query, $expected, $db) = @_;
-	my $ok = $node->poll_query_until($db // 'postgres', $query, $expected);
-	ok($ok, $what) or die "gave up waiting: $what";
-	return;
-}
+# helpers (sql, status and wait_until come from t/AwaNode.pm)
 
 sub wait_log
 {
@@ -60,12 +45,6 @@ sub count_in_log
 	my $log = slurp_file($node->logfile);
 	my $n = () = $log =~ /$re/g;
 	return $n;
-}
-
-sub status
-{
-	my ($expr) = @_;
-	return sql("SELECT $expr FROM awa.maintenance_status WHERE database = 'postgres'");
 }
 
 # the databases that have an awa_bgw worker

@@ -16,15 +16,13 @@ use warnings;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('crash', qq{
 awa_bgw.queue_rotate_interval = '100ms'
 awa_bgw.lease_rotate_interval = '100ms'
 awa_bgw.claim_rotate_interval = '100ms'
@@ -38,22 +36,6 @@ max_connections = 50
 log_statement = 'none'
 });
 $node->start;
-
-sub sql { return $node->safe_psql('postgres', $_[0]); }
-
-sub wait_until
-{
-	my ($what, $query, $expected) = @_;
-	ok($node->poll_query_until('postgres', $query, $expected), $what)
-	  or die "gave up waiting: $what";
-	return;
-}
-
-sub status
-{
-	my ($expr) = @_;
-	return sql("SELECT $expr FROM awa.maintenance_status WHERE database = 'postgres'");
-}
 
 my @rings = ('queue', 'lease', 'claim');
 
@@ -140,13 +122,6 @@ is("$w_id:$w_kind", "$woken_id:wake", 'which takes the new job');
 # first on a slow machine, its retry is drained with the other queues below
 sql("SELECT awa.complete($w_id, $w_lease)");
 
-# the worker turns every ring again (its counters restarted with it)
-my ($q1, $l1, $c1) = split /,/, generations();
-sql(q{SELECT awa.enqueue('tick', 'k')});
-wait_until('the worker rotates after the restart',
-	"SELECT (SELECT generation FROM awa.ring_cursor('queue')) > $q1
-	    AND (rotations->'queue'->>'rotated')::int > 0
-	   FROM awa.maintenance_status WHERE database = 'postgres'");
 
 #---------------------------------------------------------------------------
 # 3. Drain: attempts the crash left open are rescued and retried; then exactly once.
@@ -160,6 +135,16 @@ while (!$drained && time() < $deadline)
 	                   FROM awa.queue_counts('bench')}) eq 't';
 }
 ok($drained, 'the queue drained after the restart');
+
+# the worker turns the queue ring again (its counters restarted with it); after the
+# drain, since a ring the crash left full turns only once its oldest slot's jobs are
+# claimed
+my ($q1, $l1, $c1) = split /,/, generations();
+sql(q{SELECT awa.enqueue('tick', 'k')});
+wait_until('the worker rotates after the restart',
+	"SELECT (SELECT generation FROM awa.ring_cursor('queue')) > $q1
+	    AND (rotations->'queue'->>'rotated')::int > 0
+	   FROM awa.maintenance_status WHERE database = 'postgres'");
 
 my $enqueued = sql('SELECT count(*) FROM bench.enqueued');
 cmp_ok($enqueued, '>', 500, "the producers committed $enqueued enqueues");

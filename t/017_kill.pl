@@ -14,14 +14,12 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('kill');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('kill', q{
 awa_bgw.queue_rotate_interval = '100ms'
 awa_bgw.lease_rotate_interval = '100ms'
 awa_bgw.claim_rotate_interval = '100ms'
@@ -33,16 +31,6 @@ awa_bgw.horizon_pin_min_age = '1h'
 awa_bgw.fold_batch_size = 100
 });
 $node->start;
-
-sub sql { return $node->safe_psql('postgres', $_[0]); }
-
-sub wait_until
-{
-	my ($what, $query, $expected) = @_;
-	ok($node->poll_query_until('postgres', $query, $expected // 't'), $what)
-	  or die "gave up waiting: $what";
-	return;
-}
 
 sub worker_pid
 {

@@ -19,18 +19,16 @@ use warnings;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
 my $PIN_SECS = 40;
 my $MEASURE_FROM = 8;    # s into a pin: past min_age (5 s) and any fold begun before
 
-my $node = PostgreSQL::Test::Cluster->new('pinned');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('pinned', qq{
 awa_bgw.leader_retry_interval = '200ms'
 max_connections = 30
 });
@@ -52,10 +50,6 @@ my @control = (
 	'awa.queue_terminal_rollups',
 	'awa.queue_terminal_rollup_deltas',
 	map { ("awa.${_}_ring_state", "awa.${_}_ring_slots", "awa.${_}_ring_rotations") } @rings);
-
-sub sql { return $node->safe_psql('postgres', $_[0]); }
-
-sub status { return sql("SELECT $_[0] FROM awa.maintenance_status WHERE database = 'postgres'"); }
 
 sub generations
 {

@@ -11,14 +11,12 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('memory');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('memory', q{
 awa_bgw.queue_rotate_interval = '100ms'
 awa_bgw.lease_rotate_interval = '100ms'
 awa_bgw.claim_rotate_interval = '100ms'
@@ -30,12 +28,8 @@ awa_bgw.fold_interval = '100ms'
 log_min_messages = 'log'
 });
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION awa_bgw');
-$node->poll_query_until('postgres',
-	"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'")
-  or die 'the worker did not become leader';
+$node->create_extension_and_lead;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
 sub ticks { return sql("SELECT ticks FROM awa.maintenance_status WHERE database = 'postgres'"); }
 
 # some traffic, so that every kind of step has work now and then
