@@ -13,5 +13,10 @@ GRANT EXECUTE ON FUNCTION awa.semver_rank(text), awa.ring_authority_min_flip_ver
 --       awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval, interval),
 --       awa.complete(bigint, bigint), awa.complete_batch(bigint[], bigint[]),
 --       awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),
---       awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, smallint) TO app;
--- and the role can do nothing else here.
+--       awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, smallint),
+--       awa.job(bigint) TO app;
+-- and the role can do nothing else here. The operators' functions (0.9/77_inspect.sql,
+-- 0.9/78_replay.sql; SECURITY DEFINER too) go to an operator role only:
+--   GRANT EXECUTE ON FUNCTION awa.jobs(text, text, text, int), awa.retry_failed(bigint),
+--       awa.retry_failed(text, text, timestamptz),
+--       awa.purge_failed(text, text, timestamptz), awa.cancel(text, text) TO ops;

@@ -1,0 +1,204 @@
+-- Looking jobs up and replaying them: awa.job through every state, awa.jobs and its
+-- filters, bulk cancel, retry and purge of failed jobs, bad input, privileges, and what
+-- is left of a job once the rings are pruned.
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw;
+-- the token a claim drew for a job's attempt
+CREATE FUNCTION pg_temp.lease(p_job bigint, p_attempt int DEFAULT 1) RETURNS bigint
+LANGUAGE sql AS $$
+    SELECT max(run_lease) FROM awa.lease_claims WHERE job_id = p_job AND attempt = p_attempt
+$$;
+-- awa.job without what changes from run to run (tokens and clock times)
+CREATE FUNCTION pg_temp.show(p_job bigint)
+RETURNS TABLE (job_id bigint, queue text, kind text, args jsonb, prio smallint, state text,
+               attempt int, max int, lease text, last_error text, created boolean,
+               run_at text, attempted boolean, finished boolean, progress jsonb)
+LANGUAGE sql AS $$
+    SELECT j.job_id, j.queue, j.kind, j.args, j.priority, j.state, j.attempt,
+           j.max_attempts,
+           CASE WHEN j.run_lease IS NULL THEN NULL
+                WHEN j.run_lease = pg_temp.lease(j.job_id, j.attempt) THEN 'its token'
+                ELSE 'WRONG' END,
+           j.last_error, j.created_at IS NOT NULL,
+           CASE WHEN j.run_at IS NULL THEN NULL WHEN j.run_at > now() THEN 'later'
+                ELSE 'due' END,
+           j.attempted_at IS NOT NULL, j.finished_at IS NOT NULL, j.progress
+      FROM awa.job(p_job) j
+$$;
+-- the turns of a ring, each followed by a prune (as the worker does)
+CREATE FUNCTION pg_temp.turn(p_ring text, n int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    i int;
+    p record;
+    log text := '';
+BEGIN
+    FOR i IN 1 .. n LOOP
+        PERFORM awa.rotate('awa', p_ring);
+        SELECT * INTO p FROM awa.prune('awa', p_ring);
+        log := log || left(p.outcome, 1);
+    END LOOP;
+    RETURN log;
+END $$;
+\pset null '∅'
+
+-- one job through every state
+SELECT awa.enqueue('mail', 'send', '{"to": 1}', max_attempts => 2) AS j1 \gset
+SELECT * FROM pg_temp.show(:j1);                                        -- available
+SELECT awa.enqueue('mail', 'send', '{"to": 2}', 3::smallint,
+                   now() + interval '1 hour') AS j2 \gset
+SELECT * FROM pg_temp.show(:j2);                                        -- scheduled
+SELECT job_id FROM awa.claim('mail');
+SELECT * FROM pg_temp.show(:j1);                                        -- running
+SELECT awa.heartbeat(:j1, pg_temp.lease(:j1), '{"pct": 40}');
+SELECT awa.heartbeat(:j1, pg_temp.lease(:j1), '{"pct": 60}');
+SELECT * FROM pg_temp.show(:j1);                                        -- newest progress
+SELECT awa.fail(:j1, pg_temp.lease(:j1), 'smtp down', '1 hour');
+SELECT * FROM pg_temp.show(:j1);                                        -- retryable
+UPDATE awa.deferred_jobs SET run_at = now() WHERE job_id = :j1;
+SELECT * FROM awa.promote_deferred('awa');
+SELECT * FROM pg_temp.show(:j1);                                        -- available, attempt 2
+SELECT job_id, attempt FROM awa.claim('mail');
+SELECT * FROM pg_temp.show(:j1);                                        -- running, attempt 2
+SELECT awa.fail(:j1, pg_temp.lease(:j1, 2), 'smtp still down');
+SELECT * FROM pg_temp.show(:j1);                                        -- failed
+SELECT awa.retry_failed(:j1) = :j1 AS same_id;
+SELECT count(*) AS failed_rows FROM awa.failed_jobs WHERE job_id = :j1;
+SELECT * FROM pg_temp.show(:j1);                                        -- available, attempt 3
+SELECT awa.retry_failed(:j1) AS again;                                  -- not failed: NULL
+SELECT job_id, attempt, max_attempts FROM awa.claim('mail');            -- claimable
+SELECT awa.complete(:j1, pg_temp.lease(:j1, 3));
+SELECT * FROM pg_temp.show(:j1);                                        -- completed
+SELECT awa.cancel(:j2) AS cancelled_scheduled;
+SELECT * FROM pg_temp.show(:j2);                                        -- cancelled
+SELECT awa.enqueue('mail', 'send') AS j3 \gset
+SELECT awa.cancel(:j3) AS cancelled_available;
+SELECT * FROM pg_temp.show(:j3);
+SELECT job_id FROM awa.claim('mail');                                   -- nothing left
+SELECT awa.enqueue('mail', 'send') AS j4 \gset
+SELECT job_id FROM awa.claim('mail');
+SELECT awa.cancel(:j4) AS cancelled_running;
+SELECT * FROM pg_temp.show(:j4);
+SELECT awa.complete(:j4, pg_temp.lease(:j4)) AS late_complete;
+-- retry_in 0: the retry goes straight back into the ring
+SELECT awa.enqueue('mail', 'send') AS j5 \gset
+SELECT job_id FROM awa.claim('mail');
+SELECT awa.fail(:j5, pg_temp.lease(:j5), 'at once', '0 s');
+SELECT job_id, state, attempt FROM awa.job(:j5);
+-- no such job: no row
+SELECT count(*) AS no_row FROM awa.job(1000000);
+
+-- the listing: newest first, filtered, limited
+SELECT job_id, queue, kind, state, attempt FROM awa.jobs();
+SELECT job_id, state FROM awa.jobs('mail', 'cancelled');
+SELECT job_id, state FROM awa.jobs(state => 'available');
+SELECT job_id, state FROM awa.jobs(state => 'completed', kind => 'send');
+SELECT job_id FROM awa.jobs('mail', lim => 2);
+SELECT count(*) AS other_kind FROM awa.jobs(kind => 'other');
+SELECT count(*) AS other_queue FROM awa.jobs('nosuch');
+
+-- bulk cancel: scheduled, available and running jobs of a queue, of a kind
+SELECT awa.enqueue('bulk', 'a') AS a1, awa.enqueue('bulk', 'a') AS a2,
+       awa.enqueue('bulk', 'b') AS b1,
+       awa.enqueue('bulk', 'a', run_at => now() + interval '1 day') AS a3,
+       awa.enqueue('bulk', 'b', run_at => now() + interval '1 day') AS b2 \gset
+SELECT awa.enqueue('other', 'a') AS o1 \gset
+SELECT job_id FROM awa.claim('bulk');                                   -- a1 runs
+SELECT awa.cancel('bulk', 'a') AS cancelled_a;
+SELECT job_id, kind, state FROM awa.jobs('bulk');
+SELECT awa.complete(:a1, pg_temp.lease(:a1)) AS a1_late_complete;
+SELECT * FROM awa.queue_counts('bulk');
+SELECT awa.cancel('bulk') AS cancelled_rest, awa.cancel('bulk') AS nothing_left;
+SELECT job_id, state FROM awa.jobs('bulk');
+SELECT count(*) AS claimable FROM awa.claim('bulk', 10);
+SELECT state FROM awa.job(:o1);                                         -- other queue untouched
+
+-- bulk retry and purge of failed jobs
+SELECT awa.enqueue('replay', 'x', max_attempts => 1) AS x1,
+       awa.enqueue('replay', 'x', max_attempts => 1) AS x2,
+       awa.enqueue('replay', 'y', max_attempts => 1) AS y1 \gset
+SELECT count(*) FROM (SELECT awa.fail(job_id, run_lease, 'no') FROM awa.claim('replay', 3)) f;
+SELECT job_id, state, attempt FROM awa.jobs('replay', 'failed');
+SELECT awa.retry_failed('replay', since => now() + interval '1 hour') AS none_since;
+SELECT awa.retry_failed('replay', 'x') AS retried_x, awa.retry_failed('replay', 'x') AS again;
+SELECT job_id, kind, state, attempt, max_attempts FROM awa.jobs('replay');
+SELECT job_id, attempt FROM awa.claim('replay', 10);
+SELECT awa.purge_failed('replay', before => now() - interval '1 hour') AS none_before,
+       awa.purge_failed('other') AS none_other;
+SELECT awa.purge_failed('replay') AS purged, awa.purge_failed('replay') AS again;
+SELECT count(*) AS failed_rows FROM awa.failed_jobs;
+-- purged from failed_jobs, the job is still failed while its done entry is in the ring
+SELECT job_id, state, attempt FROM awa.job(:y1);
+
+-- bad input: an error with a SQLSTATE (and a hint), nothing written
+SELECT sqlstate_of($$SELECT * FROM awa.job(NULL)$$);
+SELECT sqlstate_of($$SELECT * FROM awa.job(0)$$);
+SELECT sqlstate_of($$SELECT * FROM awa.jobs(state => 'done')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.jobs(lim => 0)$$);
+SELECT sqlstate_of($$SELECT * FROM awa.jobs(lim => 1001)$$);
+SELECT sqlstate_of($$SELECT * FROM awa.jobs(lim => NULL)$$);
+SELECT sqlstate_of($$SELECT * FROM awa.jobs('')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.jobs(kind => repeat('k', 201))$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed(-1)$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed(NULL::bigint)$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed(NULL::text)$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed('replay', '')$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed('replay', since => 'infinity')$$);
+SELECT sqlstate_of($$SELECT awa.purge_failed('')$$);
+SELECT sqlstate_of($$SELECT awa.purge_failed(before => NULL)$$);
+SELECT sqlstate_of($$SELECT awa.cancel(NULL::text)$$);
+SELECT sqlstate_of($$SELECT awa.cancel('bulk', '')$$);
+\set VERBOSITY verbose
+SELECT * FROM awa.jobs(state => 'done');
+SELECT * FROM awa.jobs(lim => 5000);
+\set VERBOSITY default
+-- the ring-writing ones need READ COMMITTED, as enqueue does
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT sqlstate_of($$SELECT awa.retry_failed('replay')$$);
+SELECT sqlstate_of($$SELECT awa.cancel('bulk')$$);
+COMMIT;
+BEGIN;
+SELECT sqlstate_of($$SELECT awa.cancel('bulk', '')$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed('replay', since => 'infinity')$$);
+SELECT pg_current_xact_id_if_assigned() IS NULL AS wrote_nothing;
+COMMIT;
+
+-- privileges: awa.job is application API, the rest is for operators; none is PUBLIC's
+SELECT p.oid::regprocedure AS function, has_function_privilege('public', p.oid, 'EXECUTE')
+       AS public_may_run
+  FROM pg_proc p
+ WHERE p.pronamespace = 'awa'::regnamespace
+   AND p.proname IN ('job', 'jobs', 'retry_failed', 'purge_failed', 'cancel', 'job_records',
+                     'job_in_snapshot', 'requeue_failed')
+ ORDER BY 1::text;
+CREATE ROLE awa_inspect_app LOGIN;
+GRANT USAGE ON SCHEMA awa TO awa_inspect_app;
+GRANT EXECUTE ON FUNCTION awa.job(bigint) TO awa_inspect_app;
+SET ROLE awa_inspect_app;
+SELECT job_id, state FROM awa.job(:j1);
+SELECT sqlstate_of($$SELECT * FROM awa.jobs()$$);
+SELECT sqlstate_of($$SELECT awa.cancel('bulk')$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed('replay')$$);
+SELECT sqlstate_of($$SELECT awa.purge_failed()$$);
+RESET ROLE;
+DROP OWNED BY awa_inspect_app;
+DROP ROLE awa_inspect_app;
+
+-- pruned history: a completed job is known from its receipt's closure while the claim
+-- ring holds it, after its done entry is pruned with the queue ring; then not at all
+SELECT q.queue, (SELECT count(*) FROM awa.claim(q.queue, 10) c
+                   WHERE awa.complete(c.job_id, c.run_lease)) AS completed
+  FROM (VALUES ('mail'), ('other')) q(queue);
+SELECT count(*) FROM (SELECT awa.complete(job_id, pg_temp.lease(job_id, 2))
+                        FROM awa.jobs('replay', 'running')) c;
+SELECT state, count(*) FROM awa.jobs() GROUP BY 1 ORDER BY 1;          -- nothing unfinished
+SELECT job_id, state, attempt FROM awa.job(:j1);
+SELECT pg_temp.turn('queue', 16);
+SELECT count(*) AS ready_left FROM awa.ready_entries;
+SELECT job_id, state, attempt, args FROM awa.job(:j1);                  -- from the closure
+SELECT pg_temp.turn('claim', 8), pg_temp.turn('lease', 8);
+SELECT count(*) AS no_row FROM awa.job(:j1);
+-- a failed job outlives the rings in failed_jobs
+SELECT awa.enqueue('late', 'z', max_attempts => 1) AS z1 \gset
+SELECT count(*) FROM (SELECT awa.fail(job_id, run_lease, 'kept') FROM awa.claim('late')) f;
+SELECT pg_temp.turn('queue', 16), pg_temp.turn('claim', 8);
+SELECT job_id, state, attempt, last_error, args FROM awa.job(:z1);
