@@ -195,6 +195,7 @@ SELECT job_id, state, attempt FROM awa.job(:j1);
 SELECT pg_temp.turn('queue', 16);
 SELECT count(*) AS ready_left FROM awa.ready_entries;
 SELECT job_id, state, attempt, args FROM awa.job(:j1);                  -- from the closure
+SELECT job_id, state FROM awa.jobs(state => 'completed');              -- from receipts
 SELECT pg_temp.turn('claim', 8), pg_temp.turn('lease', 8);
 SELECT count(*) AS no_row FROM awa.job(:j1);
 -- a failed job outlives the rings in failed_jobs

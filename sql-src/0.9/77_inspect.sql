@@ -163,10 +163,12 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1000 $$;
 
 -- The operators' listing: the jobs matching the filters, newest job id first, at most
 -- lim of them, each as awa.job shows it. Candidates are read newest id first from the
--- families that can hold a job in the wanted state (every one without a state filter),
--- each job then looked up whole; the listing stops at lim rows. Its cost is that of
--- the candidates it must pass over: records of other queues or kinds, and records a
--- newer one supersedes (a claimed ready entry, a done entry of a retried job).
+-- families that can hold a job in the wanted state (every one without a state filter;
+-- receipts for every state a closure gives too: a finished job's done entry may be
+-- pruned before its receipt), each job then looked up whole; the listing stops at lim
+-- rows. Its cost is that of the candidates it must pass over (records of other queues
+-- or kinds, records a newer one supersedes: a claimed ready entry, a done entry of a
+-- retried job), at worst a read of the rings, as queue_counts makes.
 CREATE OR REPLACE FUNCTION awa.jobs(queue text DEFAULT NULL, state text DEFAULT NULL,
                                     kind text DEFAULT NULL, lim int DEFAULT 100)
 RETURNS SETOF awa.job_info
@@ -214,7 +216,7 @@ BEGIN
                AND (jobs.kind IS NULL OR r.kind = jobs.kind)
             UNION ALL
             SELECT c.job_id FROM awa.lease_claims c
-             WHERE (v_any OR jobs.state = 'running')
+             WHERE (v_any OR jobs.state <> 'scheduled')
                AND (jobs.queue IS NULL OR c.queue = jobs.queue)
                AND (jobs.kind IS NULL OR c.kind = jobs.kind)
             UNION ALL
