@@ -18,5 +18,5 @@ GRANT EXECUTE ON FUNCTION awa.semver_rank(text), awa.ring_authority_min_flip_ver
 -- and the role can do nothing else here. The operators' functions (0.9/77_inspect.sql,
 -- 0.9/78_replay.sql; SECURITY DEFINER too) go to an operator role only:
 --   GRANT EXECUTE ON FUNCTION awa.jobs(text, text, text, int), awa.retry_failed(bigint),
---       awa.retry_failed(text, text, timestamptz),
---       awa.purge_failed(text, text, timestamptz), awa.cancel(text, text) TO ops;
+--       awa.retry_failed_queue(text, text, timestamptz),
+--       awa.purge_failed(text, text, timestamptz), awa.cancel_queue(text, text) TO ops;

@@ -103,11 +103,11 @@ SELECT awa.enqueue('bulk', 'a') AS a1, awa.enqueue('bulk', 'a') AS a2,
        awa.enqueue('bulk', 'b', run_at => now() + interval '1 day') AS b2 \gset
 SELECT awa.enqueue('other', 'a') AS o1 \gset
 SELECT job_id FROM awa.claim('bulk');                                   -- a1 runs
-SELECT awa.cancel('bulk', 'a') AS cancelled_a;
+SELECT awa.cancel_queue('bulk', 'a') AS cancelled_a;
 SELECT job_id, kind, state FROM awa.jobs('bulk');
 SELECT awa.complete(:a1, pg_temp.lease(:a1)) AS a1_late_complete;
 SELECT * FROM awa.queue_counts('bulk');
-SELECT awa.cancel('bulk') AS cancelled_rest, awa.cancel('bulk') AS nothing_left;
+SELECT awa.cancel_queue('bulk') AS cancelled_rest, awa.cancel_queue('bulk') AS nothing_left;
 SELECT job_id, state FROM awa.jobs('bulk');
 SELECT count(*) AS claimable FROM awa.claim('bulk', 10);
 SELECT state FROM awa.job(:o1);                                         -- other queue untouched
@@ -118,8 +118,8 @@ SELECT awa.enqueue('replay', 'x', max_attempts => 1) AS x1,
        awa.enqueue('replay', 'y', max_attempts => 1) AS y1 \gset
 SELECT count(*) FROM (SELECT awa.fail(job_id, run_lease, 'no') FROM awa.claim('replay', 3)) f;
 SELECT job_id, state, attempt FROM awa.jobs('replay', 'failed');
-SELECT awa.retry_failed('replay', since => now() + interval '1 hour') AS none_since;
-SELECT awa.retry_failed('replay', 'x') AS retried_x, awa.retry_failed('replay', 'x') AS again;
+SELECT awa.retry_failed_queue('replay', since => now() + interval '1 hour') AS none_since;
+SELECT awa.retry_failed_queue('replay', 'x') AS retried_x, awa.retry_failed_queue('replay', 'x') AS again;
 SELECT job_id, kind, state, attempt, max_attempts FROM awa.jobs('replay');
 SELECT job_id, attempt FROM awa.claim('replay', 10);
 SELECT awa.purge_failed('replay', before => now() - interval '1 hour') AS none_before,
@@ -139,26 +139,31 @@ SELECT sqlstate_of($$SELECT * FROM awa.jobs(lim => NULL)$$);
 SELECT sqlstate_of($$SELECT * FROM awa.jobs('')$$);
 SELECT sqlstate_of($$SELECT * FROM awa.jobs(kind => repeat('k', 201))$$);
 SELECT sqlstate_of($$SELECT awa.retry_failed(-1)$$);
-SELECT sqlstate_of($$SELECT awa.retry_failed(NULL::bigint)$$);
-SELECT sqlstate_of($$SELECT awa.retry_failed(NULL::text)$$);
-SELECT sqlstate_of($$SELECT awa.retry_failed('replay', '')$$);
-SELECT sqlstate_of($$SELECT awa.retry_failed('replay', since => 'infinity')$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed(NULL)$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed_queue(NULL)$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed_queue('replay', '')$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed_queue('replay', since => 'infinity')$$);
 SELECT sqlstate_of($$SELECT awa.purge_failed('')$$);
 SELECT sqlstate_of($$SELECT awa.purge_failed(before => NULL)$$);
-SELECT sqlstate_of($$SELECT awa.cancel(NULL::text)$$);
-SELECT sqlstate_of($$SELECT awa.cancel('bulk', '')$$);
+SELECT sqlstate_of($$SELECT awa.cancel_queue(NULL)$$);
+SELECT sqlstate_of($$SELECT awa.cancel_queue('bulk', '')$$);
 \set VERBOSITY verbose
 SELECT * FROM awa.jobs(state => 'done');
 SELECT * FROM awa.jobs(lim => 5000);
 \set VERBOSITY default
+-- a driver's untyped parameter still names a job: awa.cancel($1) is awa.cancel(bigint)
+PREPARE one_cancel AS SELECT awa.cancel($1);
+PREPARE one_retry AS SELECT awa.retry_failed($1);
+SELECT name, parameter_types FROM pg_prepared_statements ORDER BY 1;
+DEALLOCATE ALL;
 -- the ring-writing ones need READ COMMITTED, as enqueue does
 BEGIN ISOLATION LEVEL REPEATABLE READ;
-SELECT sqlstate_of($$SELECT awa.retry_failed('replay')$$);
-SELECT sqlstate_of($$SELECT awa.cancel('bulk')$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed_queue('replay')$$);
+SELECT sqlstate_of($$SELECT awa.cancel_queue('bulk')$$);
 COMMIT;
 BEGIN;
-SELECT sqlstate_of($$SELECT awa.cancel('bulk', '')$$);
-SELECT sqlstate_of($$SELECT awa.retry_failed('replay', since => 'infinity')$$);
+SELECT sqlstate_of($$SELECT awa.cancel_queue('bulk', '')$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed_queue('replay', since => 'infinity')$$);
 SELECT pg_current_xact_id_if_assigned() IS NULL AS wrote_nothing;
 COMMIT;
 
@@ -167,8 +172,9 @@ SELECT p.oid::regprocedure AS function, has_function_privilege('public', p.oid, 
        AS public_may_run
   FROM pg_proc p
  WHERE p.pronamespace = 'awa'::regnamespace
-   AND p.proname IN ('job', 'jobs', 'retry_failed', 'purge_failed', 'cancel', 'job_records',
-                     'job_in_snapshot', 'requeue_failed')
+   AND p.proname IN ('job', 'jobs', 'retry_failed', 'retry_failed_queue', 'purge_failed',
+                     'cancel', 'cancel_queue', 'job_records', 'job_in_snapshot',
+                     'requeue_failed')
  ORDER BY 1::text;
 CREATE ROLE awa_inspect_app LOGIN;
 GRANT USAGE ON SCHEMA awa TO awa_inspect_app;
@@ -176,8 +182,8 @@ GRANT EXECUTE ON FUNCTION awa.job(bigint) TO awa_inspect_app;
 SET ROLE awa_inspect_app;
 SELECT job_id, state FROM awa.job(:j1);
 SELECT sqlstate_of($$SELECT * FROM awa.jobs()$$);
-SELECT sqlstate_of($$SELECT awa.cancel('bulk')$$);
-SELECT sqlstate_of($$SELECT awa.retry_failed('replay')$$);
+SELECT sqlstate_of($$SELECT awa.cancel_queue('bulk')$$);
+SELECT sqlstate_of($$SELECT awa.retry_failed_queue('replay')$$);
 SELECT sqlstate_of($$SELECT awa.purge_failed()$$);
 RESET ROLE;
 DROP OWNED BY awa_inspect_app;

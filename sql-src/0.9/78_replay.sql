@@ -58,10 +58,11 @@ BEGIN
 END
 $$;
 
--- The failed jobs of a queue (of one kind, failed at or after since), oldest failure
+-- The failed jobs of a queue (of one kind, failed at or after since; named apart from
+-- retry_failed(job_id) for the reason cancel_queue is), oldest failure
 -- first, at most awa.replay_batch() per call; returns how many it re-enqueued. Rows
 -- another transaction is retrying or purging are skipped.
-CREATE OR REPLACE FUNCTION awa.retry_failed(queue text, kind text DEFAULT NULL,
+CREATE OR REPLACE FUNCTION awa.retry_failed_queue(queue text, kind text DEFAULT NULL,
                                             since timestamptz DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -71,22 +72,22 @@ DECLARE
     v_jobs awa.failed_jobs[];
 BEGIN
     PERFORM awa.require_read_committed();
-    PERFORM awa.check_name('queue', retry_failed.queue);
-    IF retry_failed.kind IS NOT NULL THEN
-        PERFORM awa.check_name('kind', retry_failed.kind);
+    PERFORM awa.check_name('queue', retry_failed_queue.queue);
+    IF retry_failed_queue.kind IS NOT NULL THEN
+        PERFORM awa.check_name('kind', retry_failed_queue.kind);
     END IF;
-    IF NOT isfinite(retry_failed.since) THEN
+    IF NOT isfinite(retry_failed_queue.since) THEN
         RAISE EXCEPTION 'since must be a finite timestamp or NULL'
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'NULL retries every failed job of the queue.';
     END IF;
-    PERFORM awa.check_queue_access(retry_failed.queue);
+    PERFORM awa.check_queue_access(retry_failed_queue.queue);
     WITH gone AS (
         DELETE FROM awa.failed_jobs f
          WHERE f.job_id IN (SELECT x.job_id FROM awa.failed_jobs x
-                             WHERE x.queue = retry_failed.queue
-                               AND (retry_failed.kind IS NULL OR x.kind = retry_failed.kind)
-                               AND (retry_failed.since IS NULL OR x.failed_at >= retry_failed.since)
+                             WHERE x.queue = retry_failed_queue.queue
+                               AND (retry_failed_queue.kind IS NULL OR x.kind = retry_failed_queue.kind)
+                               AND (retry_failed_queue.since IS NULL OR x.failed_at >= retry_failed_queue.since)
                              ORDER BY x.failed_at, x.job_id LIMIT awa.replay_batch()
                              FOR UPDATE SKIP LOCKED)
         RETURNING f.*)
@@ -133,14 +134,16 @@ BEGIN
 END
 $$;
 
--- Cancels the jobs of a queue (of one kind) the way awa.cancel(job_id) cancels one:
+-- Cancels the jobs of a queue (of one kind) the way awa.cancel(job_id) cancels one (a
+-- name of its own: an overload awa.cancel(text, text) would take a call
+-- awa.cancel($1) whose parameter a driver sends untyped away from awa.cancel(bigint)):
 -- scheduled and retryable jobs (their deferred rows deleted, a cancelled done entry
 -- each), available ones (under each lane's claim lock, which it waits for and holds to
 -- commit: a tombstone in the entry's slot each), running ones (under each attempt's
 -- lock: a closure and a cancelled done entry; the worker's next complete, fail or
 -- heartbeat of that attempt returns false). At most awa.cancel_batch() jobs per call,
 -- in that order; returns how many it cancelled.
-CREATE OR REPLACE FUNCTION awa.cancel(queue text, kind text DEFAULT NULL) RETURNS bigint
+CREATE OR REPLACE FUNCTION awa.cancel_queue(queue text, kind text DEFAULT NULL) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -151,11 +154,11 @@ DECLARE
     v_receipt awa.lease_claims;
 BEGIN
     PERFORM awa.require_read_committed();
-    PERFORM awa.check_name('queue', cancel.queue);
-    IF cancel.kind IS NOT NULL THEN
-        PERFORM awa.check_name('kind', cancel.kind);
+    PERFORM awa.check_name('queue', cancel_queue.queue);
+    IF cancel_queue.kind IS NOT NULL THEN
+        PERFORM awa.check_name('kind', cancel_queue.kind);
     END IF;
-    PERFORM awa.check_queue_access(cancel.queue);
+    PERFORM awa.check_queue_access(cancel_queue.queue);
     -- hold off prune (its TRUNCATE is not MVCC-safe) before the reads below
     LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
                awa.lease_claim_closures IN ACCESS SHARE MODE;
@@ -163,8 +166,8 @@ BEGIN
     WITH gone AS (
         DELETE FROM awa.deferred_jobs d
          WHERE d.job_id IN (SELECT x.job_id FROM awa.deferred_jobs x
-                             WHERE x.queue = cancel.queue
-                               AND (cancel.kind IS NULL OR x.kind = cancel.kind)
+                             WHERE x.queue = cancel_queue.queue
+                               AND (cancel_queue.kind IS NULL OR x.kind = cancel_queue.kind)
                              ORDER BY x.job_id LIMIT v_left
                              FOR UPDATE SKIP LOCKED)
         RETURNING d.*)
@@ -178,7 +181,7 @@ BEGIN
     -- available: lane by lane, under the lane's claim lock, each unclaimed entry not yet
     -- tombstoned (the statement's snapshot is taken after the lock)
     FOR v_lane IN SELECT DISTINCT l.lane_id FROM awa.queue_lanes l
-                   WHERE l.queue = cancel.queue ORDER BY 1 LOOP
+                   WHERE l.queue = cancel_queue.queue ORDER BY 1 LOOP
         EXIT WHEN v_left <= 0;
         PERFORM awa.private_xact_lock(hashtextextended('awa.claim:' || v_lane, 0));
         INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
@@ -188,7 +191,7 @@ BEGIN
                r.queue, r.priority, r.kind, 'cancelled', r.created_at
           FROM awa.lane_window(v_lane) p, awa.ready_entries r
          WHERE r.lane_id = v_lane
-           AND (cancel.kind IS NULL OR r.kind = cancel.kind)
+           AND (cancel_queue.kind IS NULL OR r.kind = cancel_queue.kind)
            AND awa.window_unclaimed(r.txid, r.lane_seq, p.win_lo, p.win_hi, p.txid,
                                     p.lane_seq)
            AND NOT EXISTS (SELECT 1 FROM awa.done_entries t
@@ -200,8 +203,8 @@ BEGIN
     END LOOP;
     -- running: each open receipt under its attempt's lock, checked again under it
     FOR v_receipt IN SELECT c.* FROM awa.lease_claims c
-                      WHERE c.queue = cancel.queue
-                        AND (cancel.kind IS NULL OR c.kind = cancel.kind)
+                      WHERE c.queue = cancel_queue.queue
+                        AND (cancel_queue.kind IS NULL OR c.kind = cancel_queue.kind)
                         AND NOT EXISTS (SELECT 1 FROM awa.lease_claim_closures x
                                          WHERE x.job_id = c.job_id
                                            AND x.run_lease = c.run_lease)
