@@ -183,5 +183,20 @@ DROP ROLE awa_qa_gone;
 SELECT count(*) AS dangling FROM awa.queue_grants WHERE queue = 'qa_gone';
 SELECT awa.forget_dropped_queue_grantees() AS forgotten;
 
+-- 13. Job lookup follows the grants: a restricted queue's jobs are seen by the roles that
+-- hold a privilege on it (a producer follows what it enqueued), not by another tenant;
+-- an open queue's by every caller
+GRANT EXECUTE ON FUNCTION awa.job(bigint) TO awa_qa_a, awa_qa_b;
+SELECT awa.grant_queue('qa_look', 'awa_qa_a', '{enqueue}');
+SET ROLE awa_qa_a;
+SELECT awa.enqueue('qa_look', 'k') AS look_id \gset
+SELECT state FROM awa.job(:look_id);
+SET ROLE awa_qa_b;
+SELECT count(*) AS other_tenant_sees FROM awa.job(:look_id);
+SELECT awa.enqueue('qa_look_open', 'k') AS open_id \gset
+SET ROLE awa_qa_a;
+SELECT state AS open_queue_seen FROM awa.job(:open_id);
+RESET ROLE;
+
 DROP OWNED BY awa_qa_a, awa_qa_b, awa_qa_a_worker, awa_qa_a_noinherit;
 DROP ROLE awa_qa_a_worker, awa_qa_a_noinherit, awa_qa_a, awa_qa_b;

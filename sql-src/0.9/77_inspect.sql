@@ -11,19 +11,21 @@
 -- closed receipt 4 < done entry, tombstone or failed_jobs row 5. Each ring prunes its
 -- oldest slot first, so a newer record outlives an older one of the same ring.
 
--- Which queues the caller may see: the one place a per-queue privilege check goes
--- (awa.job and awa.jobs filter their rows with it, the bulk operations refuse a queue
--- it denies). Today every caller allowed to run those functions sees every queue.
+-- Which queues the caller may see (awa.job and awa.jobs filter their rows with it): a
+-- queue without per-queue grants is open to every caller of these functions; a
+-- restricted one shows its jobs to the roles that hold any privilege on it (a producer
+-- may follow the jobs it enqueued).
 CREATE OR REPLACE FUNCTION awa.queue_visible(p_queue text) RETURNS boolean
 LANGUAGE sql STABLE
-AS $$ SELECT true $$;
+AS $$ SELECT awa.queue_allowed(p_queue, 'manage') OR awa.queue_allowed(p_queue, 'claim')
+             OR awa.queue_allowed(p_queue, 'enqueue') $$;
 
--- Refuses an operation on a queue that awa.queue_visible denies (42501).
+-- Refuses a bulk operation on a queue the caller may not manage (42501).
 CREATE OR REPLACE FUNCTION awa.check_queue_access(p_queue text) RETURNS void
 LANGUAGE plpgsql STABLE
 AS $$
 BEGIN
-    IF p_queue IS NOT NULL AND NOT awa.queue_visible(p_queue) THEN
+    IF p_queue IS NOT NULL AND NOT awa.queue_allowed(p_queue, 'manage') THEN
         RAISE EXCEPTION 'permission denied for queue %', quote_literal(p_queue)
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Ask the queue''s owner for access to it.';

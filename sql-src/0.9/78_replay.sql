@@ -126,7 +126,7 @@ BEGIN
                          WHERE (purge_failed.queue IS NULL OR x.queue = purge_failed.queue)
                            AND (purge_failed.kind IS NULL OR x.kind = purge_failed.kind)
                            AND x.failed_at < purge_failed.before
-                           AND awa.queue_visible(x.queue)
+                           AND awa.queue_allowed(x.queue, 'manage')
                          ORDER BY x.failed_at, x.job_id LIMIT awa.replay_batch()
                          FOR UPDATE SKIP LOCKED);
     GET DIAGNOSTICS v_n = ROW_COUNT;

@@ -98,3 +98,24 @@ COMMENT ON VIEW awa.queue_settings IS
 COMMENT ON FUNCTION awa.stats_reset() IS
 'zero the cumulative maintenance counters of this database (awa.worker_stats, '
 'awa.worker_ring_stats) and set their stats_reset';
+
+-- job lookup and replay
+COMMENT ON FUNCTION awa.job(bigint) IS
+'one job as the data plane holds it: state (scheduled, retryable, available, running, '
+'completed, failed, cancelled), attempt, body, times, last error, progress; no row when '
+'nothing of it is left. A restricted queue''s jobs only for roles with a privilege on it';
+COMMENT ON FUNCTION awa.jobs(text, text, text, int) IS
+'jobs by queue, state and kind, newest job id first, at most lim (1 to 1000); for '
+'operators';
+COMMENT ON FUNCTION awa.retry_failed(bigint) IS
+'re-enqueue a failed job under its own id with one more attempt; NULL if it is not in '
+'awa.failed_jobs';
+COMMENT ON FUNCTION awa.retry_failed_queue(text, text, timestamptz) IS
+'re-enqueue up to 10000 failed jobs of a queue (of a kind, failed since); returns how '
+'many: call again until 0';
+COMMENT ON FUNCTION awa.purge_failed(text, text, timestamptz) IS
+'delete up to 10000 failed jobs (of a queue, of a kind) that failed before a time; '
+'returns how many';
+COMMENT ON FUNCTION awa.cancel_queue(text, text) IS
+'cancel up to 1000 scheduled, available and running jobs of a queue (of a kind); '
+'returns how many: call again until 0';
