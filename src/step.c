@@ -51,6 +51,7 @@ extension_state(bool *windows)
 	HeapTuple	tup;
 	AwaExtensionState result = AWA_EXT_ABSENT;
 
+	*windows = false;
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
 				CStringGetDatum("awa_bgw"));

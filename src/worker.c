@@ -9,8 +9,10 @@
  * or at a version this library does not maintain, and while another process
  * holds the leader lock. A missing extension is one cheap catalog read a
  * second, said once (WARNING with the CREATE EXTENSION hint) per absence, and
- * once more when it appears; DROP EXTENSION sends the worker back to waiting. As leader it runs, per ring and on that ring's
- * cadence, one rotate transaction then one prune transaction. It neither
+ * once more when it appears; DROP EXTENSION sends the worker back to waiting. As
+ * leader it runs, per ring and on that ring's cadence, one rotate transaction
+ * then one prune transaction; and once a second it enqueues the runs of the
+ * periodic schedules that are due (0.9). It neither
  * leads nor runs a step while its role is not a superuser with LOGIN (state
  * bad_role, said once); it looks again every awa_bgw.leader_retry_interval
  * and after each reload. A reload, and awa.wake() from any session of its
@@ -47,6 +49,7 @@
 /* one pass's budget for the failed_jobs retention; the next pass goes on at once */
 #define PURGE_MAX_BATCHES	10
 #define PURGE_BUDGET_MS		1000
+#define SCHEDULE_CHECK_MS	1000	/* cron resolution is a minute */
 
 typedef struct WorkerSchedule
 {
@@ -54,6 +57,7 @@ typedef struct WorkerSchedule
 	TimestampTz next_promote;
 	TimestampTz next_fold;
 	TimestampTz next_rescue;
+	TimestampTz next_schedules;
 	TimestampTz next_heartbeat;
 	TimestampTz next_leader_try;
 	TimestampTz next_role_check;
@@ -372,7 +376,8 @@ job_tick(TimestampTz now, TimestampTz *next_at, int interval_ms, const char *lab
 	if (now < *next_at)
 		return;
 	*next_at = after_ms(now, interval_ms);
-	if (awa_run_step(status, label, sql, &res) && res.extension == AWA_EXT_READY)
+	if (awa_run_step(status, label, sql, &res) && res.extension == AWA_EXT_READY &&
+		runs_counter < AWA_NCOUNTERS)	/* AWA_NCOUNTERS: a step not counted */
 	{
 		awa_stats_count(runs_counter, 1);
 		awa_stats_count(rows_counter, strtoull(res.col1, NULL, 10));
@@ -548,6 +553,13 @@ worker_tick(void)
 	job_tick(now, &sched.next_rescue, awa_bgw_rescue_interval, "rescue",
 			 "SELECT rescued, outcome FROM awa.rescue('awa')",
 			 AWA_C_RESCUE_RUNS, AWA_C_JOBS_RESCUED);
+	if (sched.windows)
+	{
+		job_tick(now, &sched.next_schedules, SCHEDULE_CHECK_MS, "periodic schedules",
+				 "SELECT fired, failed FROM awa.fire_due_schedules('awa')",
+				 AWA_NCOUNTERS, AWA_NCOUNTERS);
+		next = Min(next, sched.next_schedules);
+	}
 	fold_tick(now);
 	for (r = 0; r < AWA_RING_COUNT; r++)
 	{
@@ -592,6 +604,7 @@ run_everything_now(void)
 {
 	memset(sched.next_ring, 0, sizeof(sched.next_ring));
 	sched.next_promote = sched.next_rescue = sched.next_fold = 0;
+	sched.next_schedules = 0;
 	sched.next_leader_try = 0;
 }
 
