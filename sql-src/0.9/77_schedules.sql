@@ -134,6 +134,9 @@ BEGIN
                   HINT = 'A cron expression is at most 200 characters.';
     END IF;
     v_fields := regexp_split_to_array(btrim(p_cron, E' \t\n\r'), E'[ \t\n\r]+');
+    IF v_fields = '{""}' THEN
+        v_fields := '{}';
+    END IF;
     IF cardinality(v_fields) <> 5 THEN
         RAISE EXCEPTION 'invalid cron expression "%"', p_cron
             USING ERRCODE = 'invalid_parameter_value',
