@@ -378,7 +378,7 @@ BEGIN
             fired := fired + 1;
         EXCEPTION WHEN OTHERS THEN
             UPDATE awa.job_schedules s SET last_error = left(SQLERRM, 500)
-             WHERE s.name = r.name;
+             WHERE s.name = r.name AND s.last_error IS DISTINCT FROM left(SQLERRM, 500);
             RAISE WARNING 'awa_bgw: schedule "%" could not enqueue its run: %', r.name, SQLERRM
                 USING HINT = 'It stays due and is tried again on the next check.';
             failed := failed + 1;
