@@ -119,3 +119,17 @@ COMMENT ON FUNCTION awa.purge_failed(text, text, timestamptz) IS
 COMMENT ON FUNCTION awa.cancel_queue(text, text) IS
 'cancel up to 1000 scheduled, available and running jobs of a queue (of a kind); '
 'returns how many: call again until 0';
+
+-- periodic jobs
+COMMENT ON FUNCTION awa.schedule(text, text, text, text, jsonb, text, smallint, int) IS
+'create or replace a periodic job: a five-field cron expression in a time zone, and the '
+'job the worker enqueues at each fire time; returns the next fire time';
+COMMENT ON FUNCTION awa.unschedule(text) IS
+'remove a periodic job; false if there was none of that name';
+COMMENT ON FUNCTION awa.cron_next(text, timestamptz, text) IS
+'the first fire time of a five-field cron expression after a time, in a time zone';
+COMMENT ON FUNCTION awa.fire_due_schedules(text, timestamptz) IS
+'enqueue the due runs of the periodic jobs, each exactly once (the leader runs it every '
+'second): how many fired and failed';
+COMMENT ON VIEW awa.schedules IS
+'the periodic jobs: cron expression, time zone, the job, next and last run, last job id';
