@@ -1,0 +1,1 @@
+SELECT pgq.insert_event('pinned', 'job', repeat('x', 200));
