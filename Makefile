@@ -35,7 +35,12 @@ SQL_PIECES = $(wildcard $(srcdir)/sql-src/*.sql $(srcdir)/sql-src/*/*.sql)
 awa_bgw--%.sql: $(srcdir)/sql-src/awa_bgw--%.list $(SQL_PIECES) $(srcdir)/sql-src/build.sh
 	sh $(srcdir)/sql-src/build.sh $< > $@
 
-.PHONY: model-check test run stop
+.PHONY: model-check test run stop bench-pinned
+# the pinned-horizon benchmark (bench/README.md): make bench-pinned [PROFILE=smoke|short|long]
+PROFILE ?= smoke
+bench-pinned:
+	PGBIN="$${PGBIN:-$(shell $(PG_CONFIG) --bindir)}" bash $(srcdir)/bench/pinned.sh $(PROFILE)
+
 run:
 	bash $(srcdir)/scripts/run.sh
 

@@ -8,7 +8,7 @@
 #
 # Profiles (seconds; each overridable by the environment variable named):
 #                 BENCH_WARMUP BENCH_CLEAN BENCH_PIN BENCH_RECOVERY
-#   smoke              5          10         10         5       (~2.5 min for 3 systems)
+#   smoke              3           8         10         4       (~2.5 min for 3 systems)
 #   short             10         120        600       120       (~79 min)
 #   long              30         300       3600       600       (~7.3 h)
 # Per system: warmup, clean, then for each pin kind of BENCH_PINS (default "rr xid"):
@@ -29,7 +29,7 @@ set -euo pipefail
 
 profile=${1:-smoke}
 case "$profile" in
-    smoke) d_warm=5  d_clean=10  d_pin=10   d_rec=5   ;;
+    smoke) d_warm=3  d_clean=8   d_pin=10   d_rec=4   ;;
     short) d_warm=10 d_clean=120 d_pin=600  d_rec=120 ;;
     long)  d_warm=30 d_clean=300 d_pin=3600 d_rec=600 ;;
     *) echo "usage: bash bench/pinned.sh [smoke|short|long]" >&2; exit 2 ;;
@@ -63,8 +63,8 @@ out=${BENCH_OUT:-$here/results/pinned-$stamp}
 n_pins=$(echo "$pins" | wc -w)
 n_sys=$(echo "$systems" | wc -w)
 per_sys=$(( warmup + clean + n_pins * (pin + recovery) ))
-# ~20 s per system for the install, the checkpoint and the boundaries' pgstattuple
-total=$(( n_sys * (per_sys + 20) + 15 ))
+# ~10 s per system for the install, the checkpoint and the boundaries' pgstattuple
+total=$(( n_sys * (per_sys + 10) + 10 ))
 echo "pinned.sh $profile: systems '$systems', pins '$pins', warmup ${warmup}s clean ${clean}s" \
      "pin ${pin}s recovery ${recovery}s, $rate jobs/s offered"
 echo "total time: about $(( total / 60 )) min $(( total % 60 )) s (${per_sys}s measured per system);" \
@@ -111,6 +111,8 @@ port = $port
 unix_socket_directories = '$work'
 shared_preload_libraries = 'awa_bgw'
 awa_bgw.databases = '$db'
+# (a worker that is not leader yet retries often: the install waits for a leader)
+awa_bgw.leader_retry_interval = '200ms'
 shared_buffers = '256MB'
 max_connections = 100
 synchronous_commit = on
@@ -157,7 +159,7 @@ q "CREATE EXTENSION pgstattuple"
     echo "server: $(q 'SELECT version()')"
     echo "pgq: $(dpkg-query -W -f '${Version}' postgresql-15-pgq3 2>/dev/null || echo '?'), pgqd: $(dpkg-query -W -f '${Version}' pgqd 2>/dev/null || echo '?')"
     echo "awa_bgw: $(q "SELECT default_version FROM pg_available_extensions WHERE name = 'awa_bgw'") ($(cd "$here" && git rev-parse --short HEAD 2>/dev/null || echo '?'))"
-    echo "command: bash bench/pinned.sh $profile"
+    echo "command: $(env | grep -E '^(BENCH_|PGBIN=)' | sort | tr '\n' ' ')bash bench/pinned.sh $profile"
     echo "profile: warmup=$warmup clean=$clean pin=$pin recovery=$recovery pins='$pins' systems='$systems'"
     echo "load: rate=$rate producers=$producers consumers=$consumers backoff_ms=$backoff sample=$step pgq_rotation=$rotation pgq_maint=$pgq_maint"
     echo "settings:"

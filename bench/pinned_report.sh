@@ -34,14 +34,16 @@ case "$mode" in
 series)
     raw=$1 sys=$2 step=$3 clk=$4
     t0=$(cat "$raw/${sys}_t0")
+    t_end=$(awk 'END { print $3 }' "$raw/${sys}_phases")
     tmp=$(mktemp)
     awk -v t0="$t0" -v s="$step" '{ print int(($1 - t0) / s) + 1, $3, $2 }' "$raw/${sys}_jobs" | pct > "$tmp"
     echo "t_s,phase,produced_per_s,completed_per_s,claim_p50_ms,claim_p99_ms,backlog,queue_dead_tup,queue_bytes,pg_class_dead_tup,pg_class_bytes,wal_bytes_per_s,cpu_pct"
-    awk -F'[ ,]' -v t0="$t0" -v s="$step" -v clk="$clk" -v jf="$tmp" -v pf="$raw/${sys}_produced" '
+    awk -F'[ ,]' -v t0="$t0" -v te="$t_end" -v s="$step" -v clk="$clk" -v jf="$tmp" -v pf="$raw/${sys}_produced" '
         BEGIN {
             while ((getline l < jf) > 0) { split(l, a, " "); jobs[a[1]] = a[3]; p50[a[1]] = a[4]; p99[a[1]] = a[5] }
             while ((getline l < pf) > 0) { split(l, a, " "); prod[int((a[1] - t0) / s) + 1]++ }
         }
+        $1 > te + 1 { next }
         {   # samples: epoch,phase,kind,name,live,dead,value
             i = int(($1 - t0) / s + 0.5)
             if (!(i in seen)) { seen[i] = 1; order[++n] = i; ph[i] = $2 }
@@ -127,6 +129,21 @@ summary)
                 }
             }' "$raw/${sys}_phases"
         rm -f "$tmp"
+    done
+    echo
+    echo "Relations that gained dead tuples during a pin (pgstattuple at the pin's start and end; at most 6 per pin, largest first):"
+    echo
+    echo "| system | pin | relation | dead at start | dead at end | added |"
+    echo "|---|---|---|---|---|---|"
+    for sys in $systems; do
+        [ -f "$raw/${sys}_bounds.csv" ] || continue
+        awk -F, '$1 ~ /^pin_/ { print substr($1, 5) }' "$raw/${sys}_bounds.csv" | sort -u | while read -r kind; do
+            awk -F, -v k="$kind" -v sys="$sys" '
+                $3 == "dead" && $1 == "pin_" k { a[$4] = $5; seen[$4] = 1 }
+                $3 == "dead" && $1 == "recovery_" k { b[$4] = $5; seen[$4] = 1 }
+                END { for (r in seen) if (b[r] - a[r] > 0) printf "%d| %s | %s | %s | %d | %d | %d |\n", b[r] - a[r], sys, k, r, a[r], b[r], b[r] - a[r] }' \
+                "$raw/${sys}_bounds.csv" | sort -t'|' -k1,1nr | head -6 | cut -d'|' -f2- | sed 's/^/|/'
+        done
     done
     echo
     echo "pg_class dead versions during each pin (pgstattuple at the pin's start and end), per hour of pin:"
