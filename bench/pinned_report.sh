@@ -157,8 +157,8 @@ summary)
 plots)
     out=$1 raw=$2 systems=$3
     first=$(echo "$systems" | awk '{ print $1 }')
-    t0=$(cat "$raw/${first}_t0")
-    shade=$(awk -v t0="$t0" '$1 ~ /^pin_/ {
+    # the first phase (warmup) starts at t0
+    shade=$(awk 'NR == 1 { t0 = $2 } $1 ~ /^pin_/ {
                 printf "set object rect from %.1f, graph 0 to %.1f, graph 1 behind fc rgb \"#e8e8e8\" fs solid noborder\n", $2 - t0, $3 - t0 }' \
             "$raw/${first}_phases")
     plot_cmd() {   # column title-suffix
@@ -169,7 +169,7 @@ plots)
             sep=", "
         done
     }
-    common="set terminal pngcairo size 1100,450 font ',10'; set datafile separator ','; set key autotitle columnhead; set key top left; set grid; set xlabel 'seconds since the system started (grey: pin held)'"
+    common="set terminal pngcairo noenhanced size 1100,450 font ',10'; set datafile separator ','; set key autotitle columnhead; set key top left; set grid; set xlabel 'seconds since the system started (grey: pin held)'"
     gnuplot <<GP
 $common
 $shade
