@@ -372,8 +372,12 @@ run_system() {
     # pgbench -l: client tx latency_us script epoch_s epoch_us schedule_lag_us
     cat "$raw/${sys}"_producer.[0-9]* 2>/dev/null \
         | awk 'NF >= 6 && $3 ~ /^[0-9]+$/ { printf "%d.%06d %s\n", $5, $6, $7 }' > "$raw/${sys}_produced" || true
+    # the extracts above are what the reports read; the pgbench logs (hundreds of MB in
+    # the long profile) go unless BENCH_KEEP is set
+    [ -n "${BENCH_KEEP:-}" ] || rm -f "$raw/${sys}"_producer.[0-9]* "$raw/${sys}_consumer.err"
     "$here/pinned_report.sh" series "$raw" "$sys" "$step" "$clk_tck" > "$out/$sys.csv"
-    echo "   $(wc -l < "$raw/${sys}_jobs") consumer transactions with a job, $(awk '{ n += $2 } END { print n + 0 }' "$raw/${sys}_jobs") jobs"
+    echo "   $(wc -l < "$raw/${sys}_jobs") consumer transactions with a job, $(awk '{ n += $2 } END { print n + 0 }' "$raw/${sys}_jobs") jobs," \
+         "$(wc -l < "$raw/${sys}_produced") enqueued"
 }
 
 for sys in $systems; do run_system "$sys"; done
