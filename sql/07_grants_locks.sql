@@ -5,7 +5,7 @@ CREATE EXTENSION awa_bgw;
 
 CREATE ROLE awa_test_app LOGIN;
 GRANT USAGE ON SCHEMA awa TO awa_test_app;
-GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int),
+GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int, text, interval, text[]),
     awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval, interval),
     awa.complete(bigint, bigint), awa.complete_batch(bigint[], bigint[]),
     awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),

@@ -10,7 +10,7 @@ CREATE ROLE awa_qa_b;
 CREATE ROLE awa_qa_a_worker IN ROLE awa_qa_a;             -- inherits awa_qa_a
 CREATE ROLE awa_qa_a_noinherit NOINHERIT IN ROLE awa_qa_a; -- member, does not inherit
 GRANT USAGE ON SCHEMA awa TO awa_qa_a, awa_qa_b, awa_qa_a_worker, awa_qa_a_noinherit;
-GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int),
+GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int, text, interval, text[]),
     awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval, interval),
     awa.complete(bigint, bigint), awa.complete_batch(bigint[], bigint[]),
     awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),

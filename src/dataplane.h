@@ -86,6 +86,7 @@ extern void awa_insert_named(Relation rel, int n, const char *const *names, Datu
 extern int64 awa_next_job_id(void);
 extern bool awa_lock_open_receipt(int64 job_id, int64 run_lease, AwaReceipt *r);
 extern void awa_enqueue_jobs(text *queue, AwaNewJob *jobs, int njobs);
+extern int64 awa_unique_job(text *queue, const Datum *v, const bool *n, int64 job_id);
 
 extern void row_inserter_begin(RowInserter *ri, Relation rel);
 extern void row_inserter_put(RowInserter *ri, Datum *values, bool *nulls);

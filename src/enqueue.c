@@ -391,26 +391,39 @@ awa_next_job_id(void)
 
 /*
  * awa.enqueue(queue text, kind text, args jsonb, priority smallint,
- *			   run_at timestamptz, max_attempts int) RETURNS bigint
+ *			   run_at timestamptz, max_attempts int, unique_key text,
+ *			   unique_for interval, unique_states text[]) RETURNS bigint
+ *
+ * With a unique_key (or a unique_for or unique_states, which awa.unique_job
+ * refuses without one), the id of the job that stands in the new one's way
+ * is returned and nothing is written (sql-src/0.9/70_unique.sql).
  */
 Datum
 awa_enqueue(PG_FUNCTION_ARGS)
 {
-	Datum		v[6];
-	bool		n[6];
+	Datum		v[9];
+	bool		n[9];
 	AwaNewJob	job;
 	int			i;
 
 	awa_require_read_committed();
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 9; i++)
 	{
-		v[i] = PG_GETARG_DATUM(i);
-		n[i] = PG_ARGISNULL(i);
+		v[i] = i < PG_NARGS() ? PG_GETARG_DATUM(i) : (Datum) 0;
+		n[i] = i < PG_NARGS() ? PG_ARGISNULL(i) : true;
 	}
 	awa_check_job_datums(v, n);
 	awa_queue_require(PG_GETARG_TEXT_PP(0), AWA_QUEUE_ENQUEUE);
 	job.ord = 1;
 	job.job_id = awa_next_job_id();
+	if (!n[6] || !n[7] || !n[8])
+	{
+		int64		existing = awa_unique_job(PG_GETARG_TEXT_PP(0), &v[6], &n[6],
+											  job.job_id);
+
+		if (existing != job.job_id)
+			PG_RETURN_INT64(existing);
+	}
 	job.kind = v[1];
 	job.args = v[2];
 	job.priority = DatumGetInt16(v[3]);

@@ -87,7 +87,14 @@ read_element(JsonbValue *e, int32 ord, int64 job_id, AwaNewJob *j, bool *kind_nu
 	char	   *prio = element_text(e, "priority");
 	char	   *run_at = element_text(e, "run_at");
 	char	   *max = element_text(e, "max_attempts");
+	JsonbValue	ubuf;
 
+	if (element_key(e, "unique_key", &ubuf) || element_key(e, "unique_for", &ubuf) ||
+		element_key(e, "unique_states", &ubuf))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("enqueue_batch does not take unique jobs (job %d)", ord),
+				 errhint("Enqueue a unique job with awa.enqueue(..., unique_key => ...).")));
 	j->ord = ord;
 	j->job_id = job_id;
 	*kind_null = kind == NULL;

@@ -58,6 +58,8 @@ typedef struct WorkerSchedule
 	TimestampTz next_fold;
 	TimestampTz next_rescue;
 	TimestampTz next_schedules;
+	TimestampTz next_unique_purge;
+	int64		unique_after;	/* where the next purge of unique keys starts */
 	TimestampTz next_heartbeat;
 	TimestampTz next_leader_try;
 	TimestampTz next_role_check;
@@ -508,6 +510,29 @@ fold_tick(TimestampTz now)
 	awa_auto_flip_tick(status, now);
 }
 
+/*
+ * The keys of unique jobs (0.9): one batch per fold_interval, from where the
+ * last one stopped, of the keys whose jobs the data plane no longer holds;
+ * stands down under a pinned horizon like the folds (col1 outcome, col2 rows,
+ * col3 the job id the next batch starts after).
+ */
+static void
+unique_purge_tick(TimestampTz now)
+{
+	AwaStepResult res;
+	char		sql[128];
+
+	if (now < sched.next_unique_purge)
+		return;
+	sched.next_unique_purge = after_ms(now, awa_bgw_fold_interval);
+	snprintf(sql, sizeof(sql),
+			 "SELECT outcome, purged, last_job_id FROM awa.purge_unique_keys(" INT64_FORMAT ")",
+			 sched.unique_after);
+	if (awa_run_step(status, "purge of unique keys", sql, &res) &&
+		res.extension == AWA_EXT_READY && strcmp(res.col1, "folded") == 0)
+		sched.unique_after = strtoll(res.col3, NULL, 10);
+}
+
 /* One pass of the state machine; returns the next time anything is due. */
 static TimestampTz
 worker_tick(void)
@@ -558,7 +583,8 @@ worker_tick(void)
 		job_tick(now, &sched.next_schedules, SCHEDULE_CHECK_MS, "periodic schedules",
 				 "SELECT fired, failed FROM awa.fire_due_schedules('awa')",
 				 AWA_NCOUNTERS, AWA_NCOUNTERS);
-		next = Min(next, sched.next_schedules);
+		unique_purge_tick(now);
+		next = Min(next, Min(sched.next_schedules, sched.next_unique_purge));
 	}
 	fold_tick(now);
 	for (r = 0; r < AWA_RING_COUNT; r++)
@@ -605,6 +631,7 @@ run_everything_now(void)
 	memset(sched.next_ring, 0, sizeof(sched.next_ring));
 	sched.next_promote = sched.next_rescue = sched.next_fold = 0;
 	sched.next_schedules = 0;
+	sched.next_unique_purge = 0;
 	sched.next_leader_try = 0;
 }
 

@@ -3,9 +3,12 @@
 -- by hand. Internals carry none: a function without a comment is not for callers.
 
 -- the application API
-COMMENT ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int) IS
+COMMENT ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int, text,
+                                interval, text[]) IS
 'enqueue one job (queue, kind, args, priority 0-9, run_at, max_attempts); returns its '
-'job id. Transactional: a rolled-back enqueue leaves no job; takes no lock';
+'job id. Transactional: a rolled-back enqueue leaves no job; takes no lock. With '
+'unique_key: returns the id of the job of the same queue and key enqueued within '
+'unique_for and in one of unique_states, if there is one, and writes nothing';
 COMMENT ON FUNCTION awa.enqueue_batch(text, jsonb) IS
 'enqueue a JSON array of jobs ({"kind", "args", "priority", "run_at", "max_attempts"}) '
 'into one queue in one call; returns their job ids in input order';
@@ -58,6 +61,10 @@ COMMENT ON FUNCTION awa.fold_terminal_rollup_deltas(text) IS
 'the MVCC horizon is genuinely pinned (then stood_down, with the holder)';
 COMMENT ON FUNCTION awa.fold_ring_rotation_ledgers(text) IS
 'trim each ring''s rotation ledger to one wrap, unless the horizon is genuinely pinned';
+COMMENT ON FUNCTION awa.purge_unique_keys(bigint, bigint) IS
+'forget the unique keys of jobs the data plane no longer holds: one batch after a job '
+'id, returning where the next starts (0: the end); stands down while the horizon is '
+'pinned';
 COMMENT ON FUNCTION awa.purge_failed_jobs_gated(text) IS
 'delete failed jobs older than awa_bgw.failed_retention, unless the horizon is '
 'genuinely pinned';
