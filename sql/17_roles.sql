@@ -21,8 +21,8 @@ SELECT count(*) AS role_members_of_extension
 -- a role that holds the extension's grants cannot be dropped while it is installed
 SELECT sqlstate_of('DROP ROLE awa_monitor');
 
--- 2. What each group holds in schema awa (functions by name: the API's argument lists
--- are in sql/01_objects.sql), and nothing on the tables
+-- 2. What each group holds in schema awa (functions by name: an argument list may
+-- change), and no table that holds jobs
 SELECT r.rolname, string_agg(DISTINCT p.proname, ' ' ORDER BY p.proname) AS execute
   FROM pg_proc p, aclexplode(p.proacl) a, pg_roles r
  WHERE p.pronamespace = 'awa'::regnamespace AND a.grantee = r.oid

@@ -1,5 +1,6 @@
 -- Group roles (0.9): four NOLOGIN roles that hold the extension's privileges, so that a
--- DBA grants a role membership instead of a list of functions (README "Roles"):
+-- DBA grants a role membership instead of a list of functions (docs/operations.md,
+-- "Roles and the trust model"):
 --   awa_producer  enqueue, enqueue_batch, register_queue, job;
 --   awa_consumer  claim, complete, complete_batch, fail, heartbeat, job;
 --   awa_monitor   what pg_monitor reads in schema awa (91_monitor_grants.sql and
@@ -8,7 +9,8 @@
 --                 queue_counts, the job listing and replay, periodic jobs, stats_reset,
 --                 wake, claim_waiters, and the views queue_grants, queue_settings,
 --                 terminal_jobs and schedules.
--- Each has USAGE on schema awa and nothing on the tables. The per-queue grants
+-- Each has USAGE on schema awa and no privilege on a table that holds jobs (awa_monitor
+-- reads the rotation ledgers, as pg_monitor does). The per-queue grants
 -- (0.9/69_queue_policy.sql) apply on top: the functions check the session's role.
 --
 -- Roles belong to the cluster, not to a database: the roles are created only if they
