@@ -19,8 +19,8 @@ BEGIN
         RETURN NULL;
     END IF;
     v_authority := awa.ring_authority();
-    IF v_authority = 'ledger' AND NOT awa.private_try_xact_lock(hashtextextended(
-            'awa.queue_storage.ring_rotation:awa:' || p_ring, 0)) THEN
+    IF v_authority = 'ledger' AND NOT awa.private_try_xact_lock(
+            awa.ring_serializer_key(p_ring)) THEN
         RETURN NULL;
     END IF;
     RETURN v_authority;

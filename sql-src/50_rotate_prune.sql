@@ -191,7 +191,7 @@ BEGIN
             -- lock, under which claimers and cancels read the position (an active
             -- lane's position is in a newer slot: its old receipts need no lane lock)
             IF r.pos AND NOT awa.private_try_xact_lock(
-                    hashtextextended('awa.claim:' || r.lane_id, 0)) THEN
+                    awa.claim_lock_key(r.lane_id)) THEN
                 RETURN 'claim.lane_locked';
             END IF;
             v_jobs := v_jobs || r.job_id;

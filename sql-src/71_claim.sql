@@ -154,7 +154,7 @@ BEGIN
         CONTINUE WHEN NOT awa.lane_has_work(v_lane, v_hint.slot, v_hint.generation,
                                             awa.ring_slot_count('claim'), v_queue_gen,
                                             awa.ring_slot_count('queue'));
-        v_key := hashtextextended('awa.claim:' || v_lane, 0);
+        v_key := awa.claim_lock_key(v_lane);
         IF NOT awa.private_try_xact_lock(v_key) THEN
             -- busy with work: before anything is claimed, wait for its holder's commit
             -- a little (polling, never queued: no deadlock), rather than come back empty

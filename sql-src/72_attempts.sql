@@ -5,13 +5,6 @@
 -- random token the claim drew (§A.6), before it the attempt number; the attempt number
 -- of a receipt is awa.receipt_attempt (71_claim.sql).
 
--- Every part immutable (explicit casts, text || text), so that the planner inlines it:
--- text || bigint is only stable, and an immutable SQL function whose body is not cannot
--- be inlined, which made every call plan the body afresh (~80 us a call).
-CREATE OR REPLACE FUNCTION awa.attempt_lock_key(p_job_id bigint, p_run_lease bigint) RETURNS bigint
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $$ SELECT hashtextextended('awa.attempt:' || p_job_id::text || ':' || p_run_lease::text, 0) $$;
-
 -- The still-open receipts of a set of attempts, in C (src/dataplane.c): for each
 -- distinct attempt, its receipt in the newest claim child holding one (children probed
 -- from p_claim_slot backwards by (job_id, run_lease), each by name, while an attempt
@@ -277,7 +270,7 @@ BEGIN
     END IF;
     -- available: under its lane's claim lock, so no claimer takes it meanwhile
     FOR v_entry IN SELECT * FROM awa.find_ready_entry(cancel.job_id) ORDER BY attempt DESC LOOP
-        PERFORM awa.private_xact_lock(hashtextextended('awa.claim:' || v_entry.lane_id, 0));
+        PERFORM awa.private_xact_lock(awa.claim_lock_key(v_entry.lane_id));
         IF awa.entry_unclaimed(v_entry) THEN
             INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
                                           lane_id, lane_seq, queue, priority, kind, state,

@@ -48,11 +48,16 @@ SELECT c.relname, l.mode
 SELECT count(*) AS lanes, (SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid()
                              AND locktype = 'userlock') AS lane_locks_held
   FROM awa.queue_lanes WHERE queue = 'locks';
+-- ... under the key SQL builds for that lane (the C claim builds its own: they agree)
+SELECT count(*) AS lanes_held_by_sql_key
+  FROM awa.queue_lanes l
+ WHERE l.queue = 'locks' AND awa.private_xact_lock_held(awa.claim_lock_key(l.lane_id));
 COMMIT;
--- and a complete
+-- and a complete, under the attempt's key as SQL builds it
 SELECT run_lease AS lease4 FROM awa.lease_claims WHERE job_id = 4 \gset
 BEGIN;
 SELECT awa.complete(4, :lease4);
+SELECT awa.private_xact_lock_held(awa.attempt_lock_key(4, :lease4)) AS attempt_key_held;
 SELECT c.relname, l.mode
   FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
  WHERE l.pid = pg_backend_pid() AND c.relnamespace = 'awa'::regnamespace
@@ -68,6 +73,13 @@ SELECT c.relname, l.mode
    AND c.relkind = 'r' AND c.relname ~ '_[0-9]+$'
  ORDER BY 1, 2;
 COMMIT;
+
+-- the SQL keys hash the names the locks had as advisory keys
+SELECT awa.claim_lock_key(7) = hashtextextended('awa.claim:7', 0) AS claim_key,
+       awa.attempt_lock_key(4, 4611686018427387904)
+         = hashtextextended('awa.attempt:4:4611686018427387904', 0) AS attempt_key,
+       awa.ring_serializer_key('queue')
+         = hashtextextended('awa.queue_storage.ring_rotation:awa:queue', 0) AS serializer_key;
 
 DROP OWNED BY awa_test_app;
 DROP ROLE awa_test_app;

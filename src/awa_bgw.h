@@ -230,6 +230,8 @@ extern void awa_lane_mark_empty(int32 lane, uint64 epoch);
 extern bool awa_private_lock(int64 key, bool dont_wait);
 extern bool awa_private_lock_for(int64 key, int32 timeout_ms);
 extern bool awa_private_unlock(int64 key);
+extern int64 awa_claim_lock_key(int32 lane_id);
+extern int64 awa_attempt_lock_key(int64 job_id, int64 run_lease);
 
 /* claim.c, tokens.c, wait.c */
 extern void awa_require_read_committed(void);

@@ -35,7 +35,6 @@
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "commands/sequence.h"
-#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -174,16 +173,6 @@ queue_lanes(Oid nsp, text *queue)
 	return lanes;
 }
 
-/* hashtextextended('awa.claim:' || lane, 0): the lane's claim lock key */
-static int64
-claim_key(int32 lane)
-{
-	char		buf[32];
-	int			n = snprintf(buf, sizeof(buf), "awa.claim:%d", lane);
-
-	return DatumGetInt64(hash_any_extended((unsigned char *) buf, n, 0));
-}
-
 static int
 entry_cmp(const ListCell *a, const ListCell *b)
 {
@@ -319,7 +308,7 @@ static int
 claim_lane(Claim *c, int32 lane)
 {
 	uint64		epoch;
-	int64		key = claim_key(lane);
+	int64		key = awa_claim_lock_key(lane);
 	Relation	child;
 	List	   *taken;
 	Datum		lo = (Datum) 0;

@@ -5,15 +5,15 @@
  *	  awa.complete(job_id, run_lease).
  *
  * What the PL/pgSQL complete does (72_attempts.sql), step for step: READ
- * COMMITTED; the attempt's lock (private, keyed by hashtextextended of
- * 'awa.attempt:<job_id>:<run_lease>'); with a snapshot taken after the lock,
- * the attempt's open receipt (the claim children probed from the current
- * claim slot backwards by (job_id, run_lease), the first one holding it; open
- * when its slot has no closure for it); then what close_attempts writes for
- * 'completed': a closure in the receipt's claim slot, a done entry (run_lease:
- * the attempt number) in the current queue slot. Both rows go straight into
- * the ring children (dataplane.c's row inserter). complete_batch does the same
- * for up to 1000 attempts, their locks taken in key order.
+ * COMMITTED; the attempt's lock (private, keyed by awa_attempt_lock_key);
+ * with a snapshot taken after the lock, the attempt's open receipt (the claim
+ * children probed from the current claim slot backwards by (job_id,
+ * run_lease), the first one holding it; open when its slot has no closure
+ * for it); then what close_attempts writes for 'completed': a closure in the
+ * receipt's claim slot, a done entry (run_lease: the attempt number) in the
+ * current queue slot. Both rows go straight into the ring children
+ * (dataplane.c's row inserter). complete_batch does the same for up to 1000
+ * attempts, their locks taken in key order.
  *
  * src/complete.c
  *
@@ -29,7 +29,6 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/tuplestore.h"
-#include "common/hashfn.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -49,17 +48,6 @@ static const char *const receipt_cols[AWA_RECEIPT_COLS] = {
 	"claim_slot", "claim_generation", "job_id", "run_lease", "attempt", "lane_id",
 	"lane_seq", "queue", "priority", "kind", "created_at", "args", "max_attempts"
 };
-
-/* awa.attempt_lock_key(job_id, run_lease) */
-int64
-awa_attempt_key(int64 job_id, int64 run_lease)
-{
-	char		buf[64];
-	int			n = snprintf(buf, sizeof(buf), "awa.attempt:" INT64_FORMAT ":" INT64_FORMAT,
-							 job_id, run_lease);
-
-	return DatumGetInt64(hash_any_extended((unsigned char *) buf, n, 0));
-}
 
 /* whether the index scan on (job_id, run_lease) finds the attempt */
 static bool
@@ -315,7 +303,7 @@ awa_lock_open_receipt(int64 job_id, int64 run_lease, AwaReceipt *r)
 {
 	bool		open;
 
-	(void) awa_private_lock(awa_attempt_key(job_id, run_lease), false);
+	(void) awa_private_lock(awa_attempt_lock_key(job_id, run_lease), false);
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	open = awa_open_receipt(awa_namespace(), job_id, run_lease, r);
@@ -398,7 +386,7 @@ batch_attempts(ArrayType *jobs_a, ArrayType *leases_a, int *n)
 			continue;
 		att[m].job_id = DatumGetInt64(jobs[i]);
 		att[m].run_lease = DatumGetInt64(leases[i]);
-		att[m].key = awa_attempt_key(att[m].job_id, att[m].run_lease);
+		att[m].key = awa_attempt_lock_key(att[m].job_id, att[m].run_lease);
 		m++;
 	}
 	if (m > 1)

@@ -74,7 +74,6 @@ typedef struct AwaReceipt
 	bool		nulls[AWA_RECEIPT_COLS];
 } AwaReceipt;
 
-extern int64 awa_attempt_key(int64 job_id, int64 run_lease);
 extern bool awa_open_receipt(Oid nsp, int64 job_id, int64 run_lease, AwaReceipt *r);
 extern Datum awa_receipt_col(AwaReceipt *r, const char *name);
 extern void awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome,

@@ -21,12 +21,18 @@
  *	awa.private_xact_unlock(key)			gives back one hold of it early (a claim
  *											that took nothing from a lane)
  *
+ * The keys C takes are built here only (awa_claim_lock_key,
+ * awa_attempt_lock_key), from the same names as their SQL builders in
+ * sql-src/33_private_locks.sql (awa.claim_lock_key, awa.attempt_lock_key):
+ * a C claim and an SQL cancel or prune must take the very same lock.
+ *
  * src/privlock.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
@@ -42,6 +48,40 @@ PG_FUNCTION_INFO_V1(awa_private_try_xact_lock);
 PG_FUNCTION_INFO_V1(awa_private_try_xact_lock_for);
 PG_FUNCTION_INFO_V1(awa_private_xact_lock_held);
 PG_FUNCTION_INFO_V1(awa_private_xact_unlock);
+
+/*
+ * hashtextextended(name, 0), as SQL computes it for a text in the database's
+ * default collation (always deterministic): hash_any_extended of its bytes.
+ */
+static int64
+name_key(const char *name, int len)
+{
+	return DatumGetInt64(hash_any_extended((const unsigned char *) name, len, 0));
+}
+
+/* awa.claim_lock_key(lane_id): hashtextextended('awa.claim:' || lane_id, 0) */
+int64
+awa_claim_lock_key(int32 lane_id)
+{
+	char		buf[32];
+	int			n = snprintf(buf, sizeof(buf), "awa.claim:%d", lane_id);
+
+	return name_key(buf, n);
+}
+
+/*
+ * awa.attempt_lock_key(job_id, run_lease):
+ * hashtextextended('awa.attempt:' || job_id || ':' || run_lease, 0)
+ */
+int64
+awa_attempt_lock_key(int64 job_id, int64 run_lease)
+{
+	char		buf[64];
+	int			n = snprintf(buf, sizeof(buf), "awa.attempt:" INT64_FORMAT ":" INT64_FORMAT,
+							 job_id, run_lease);
+
+	return name_key(buf, n);
+}
 
 static void
 private_lock_tag(LOCKTAG *tag, int64 key)

@@ -50,7 +50,7 @@ BEGIN
     -- available: under its lane's claim lock, so no claimer takes it meanwhile
     FOR v_entry IN SELECT * FROM awa.find_ready_entry(cancel.job_id) ORDER BY attempt DESC LOOP
         PERFORM awa.require_queue_privilege(v_entry.queue, 'manage');
-        PERFORM awa.private_xact_lock(hashtextextended('awa.claim:' || v_entry.lane_id, 0));
+        PERFORM awa.private_xact_lock(awa.claim_lock_key(v_entry.lane_id));
         IF awa.entry_unclaimed(v_entry) THEN
             INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
                                           lane_id, lane_seq, queue, priority, kind, state,

@@ -183,7 +183,7 @@ BEGIN
     FOR v_lane IN SELECT DISTINCT l.lane_id FROM awa.queue_lanes l
                    WHERE l.queue = cancel_queue.queue ORDER BY 1 LOOP
         EXIT WHEN v_left <= 0;
-        PERFORM awa.private_xact_lock(hashtextextended('awa.claim:' || v_lane, 0));
+        PERFORM awa.private_xact_lock(awa.claim_lock_key(v_lane));
         INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
                                       lane_id, lane_seq, queue, priority, kind, state,
                                       created_at)
