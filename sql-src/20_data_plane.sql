@@ -107,12 +107,16 @@ BEGIN
 END
 $$;
 
+-- One child per slot of each ring family, as many as the ring's slot_count (its
+-- ring_state row, 19_seed.sql).
 DO $$
 DECLARE
     r record;
     s int;
 BEGIN
-    FOR r IN SELECT * FROM (VALUES ('queue', 16), ('lease', 8), ('claim', 8)) v(ring, n) LOOP
+    FOR r IN SELECT 'queue' AS ring, q.slot_count AS n FROM awa.queue_ring_state q
+             UNION ALL SELECT 'lease', l.slot_count FROM awa.lease_ring_state l
+             UNION ALL SELECT 'claim', c.slot_count FROM awa.claim_ring_state c LOOP
         FOR s IN 0 .. r.n - 1 LOOP
             EXECUTE (SELECT string_agg(format(
                 'CREATE TABLE awa.%I PARTITION OF awa.%I FOR VALUES IN (%s); '

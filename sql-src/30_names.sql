@@ -13,8 +13,11 @@ BEGIN
 END
 $$;
 
--- Slot counts are fixed in this version (16/8/8; the ring_state CHECKs hold the tables
--- to it), so the hot paths need not read them.
+-- Slot counts are fixed in this version, so the hot paths need not read them: this is
+-- where SQL code reads them. The ring tables' DDL holds the same numbers (the CHECKs of
+-- the ring_state and slot tables and of the ledgers, 10_ring_state.sql, 11_ledgers.sql;
+-- the data plane creates its children from slot_count), C has them as AWA_QUEUE_SLOTS
+-- and AWA_CLAIM_SLOTS (src/dataplane.h); regress 11_windows checks that they agree.
 CREATE OR REPLACE FUNCTION awa.ring_slot_count(p_ring text) RETURNS int
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp

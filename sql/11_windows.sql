@@ -5,6 +5,28 @@
 DROP EXTENSION awa_bgw;
 CREATE EXTENSION awa_bgw VERSION '0.9';
 
+-- 0. One size per ring wherever it is kept: awa.ring_slot_count (what SQL code reads),
+-- the ring's ring_state row and slot rows, the children of each of its families, and
+-- the slots its ledger accepts (C's AWA_QUEUE_SLOTS and AWA_CLAIM_SLOTS are what the
+-- claims and enqueues below use).
+SELECT s.ring, awa.ring_slot_count(s.ring) AS slots,
+       s.state_count = awa.ring_slot_count(s.ring) AS state_agrees,
+       s.slot_rows = awa.ring_slot_count(s.ring) AS slot_rows_agree,
+       (SELECT bool_and(c.n = awa.ring_slot_count(s.ring))
+          FROM (SELECT count(i.inhrelid) AS n FROM unnest(awa.ring_families(s.ring)) f
+                  LEFT JOIN pg_inherits i ON i.inhparent = ('awa.' || f)::regclass
+                 GROUP BY f) c) AS children_agree,
+       EXISTS (SELECT 1 FROM pg_constraint c
+                WHERE c.conrelid = format('awa.%I', s.ring || '_ring_rotations')::regclass
+                  AND pg_get_constraintdef(c.oid)
+                      LIKE format('%%(slot < %s)%%', awa.ring_slot_count(s.ring))) AS ledger_agrees
+  FROM (SELECT 'queue' AS ring, (SELECT slot_count FROM awa.queue_ring_state) AS state_count,
+               (SELECT count(*) FROM awa.queue_ring_slots) AS slot_rows
+        UNION ALL SELECT 'lease', (SELECT slot_count FROM awa.lease_ring_state),
+               (SELECT count(*) FROM awa.lease_ring_slots)
+        UNION ALL SELECT 'claim', (SELECT slot_count FROM awa.claim_ring_state),
+               (SELECT count(*) FROM awa.claim_ring_slots)) s;
+
 -- 1. An enqueue creates nothing and holds no lock but the child it wrote.
 SELECT count(*) AS relations FROM pg_class WHERE relnamespace = 'awa'::regnamespace \gset
 BEGIN;

@@ -27,7 +27,11 @@ typedef struct ChildScan
 	TupleTableSlot *slot;
 } ChildScan;
 
-/* the fixed shape of 0.9 (awa.lane_shards(), awa.ring_slot_count()) */
+/*
+ * The fixed shape of 0.9, the one C spelling of it: SQL's is awa.lane_shards()
+ * and awa.ring_slot_count() (sql-src/70_jobs.sql, sql-src/30_names.sql). The
+ * lease ring's size is not needed in C.
+ */
 #define AWA_LANE_SHARDS		4
 #define AWA_QUEUE_SLOTS		16
 #define AWA_CLAIM_SLOTS		8
