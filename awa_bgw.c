@@ -63,6 +63,8 @@ shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	awa_shmem_request();
+	awa_stats_shmem_request();
+	awa_registry_shmem_request();
 	awa_wait_shmem_request();
 	awa_lane_marks_shmem_request();
 }
@@ -73,6 +75,8 @@ shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	awa_shmem_startup();
+	awa_stats_shmem_startup();
+	awa_registry_shmem_startup();
 	awa_wait_shmem_startup();
 	awa_lane_marks_shmem_startup();
 }

@@ -23,48 +23,39 @@
 #include "src/autoflip.h"
 #include "src/step.h"
 
-static void
-set_verdict(AwaWorkerStatus *st, const char *verdict, TimestampTz since)
-{
-	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
-	strlcpy(st->auto_flip, verdict, AWA_ERROR_LEN);
-	st->auto_flip_since = since;
-	LWLockRelease(awa_shared->lock);
-}
-
 /* The window closes: leadership lost, auto-flip turned off, a blocker seen. */
 void
-awa_auto_flip_reset(AwaWorkerStatus *st, const char *verdict)
+awa_auto_flip_reset(const char *verdict)
 {
-	set_verdict(st, verdict, 0);
+	awa_status_set_auto_flip(verdict, 0);
 }
 
 static void
-flip(AwaWorkerStatus *st)
+flip(void)
 {
 	AwaStepResult res;
 	char	   *sql;
 
 	sql = psprintf("SELECT awa.flip_ring_authority('awa', false, %d)",
 				   awa_bgw_runtime_fresh_window);
-	if (awa_run_step(st, "auto-flip", sql, &res) && res.extension == AWA_EXT_READY
+	if (awa_run_step("auto-flip", sql, &res) && res.extension == AWA_EXT_READY
 		&& strcmp(res.col1, "ledger") == 0)
 	{
 		ereport(LOG,
 				(errmsg("awa_bgw: auto-flipped the ring cursor authority of database \"%s\" "
 						"from columns to ledger",
-						st->dbname),
+						awa_status_dbname()),
 				 errdetail("Every fresh runtime had been flip-aware for %d s.",
 						   awa_bgw_auto_flip_stable_period)));
-		awa_auto_flip_reset(st, "flipped");
+		awa_auto_flip_reset("flipped");
 	}
 	else
-		awa_auto_flip_reset(st, "flip failed; window restarted");
+		awa_auto_flip_reset("flip failed; window restarted");
 	pfree(sql);
 }
 
 void
-awa_auto_flip_tick(AwaWorkerStatus *st, TimestampTz now)
+awa_auto_flip_tick(TimestampTz now)
 {
 	AwaStepResult res;
 	char	   *sql;
@@ -75,22 +66,22 @@ awa_auto_flip_tick(AwaWorkerStatus *st, TimestampTz now)
 
 	if (!awa_bgw_auto_flip)
 	{
-		awa_auto_flip_reset(st, "off");
+		awa_auto_flip_reset("off");
 		return;
 	}
 	sql = psprintf("SELECT authority, live_instances, blocking_instances "
 				   "FROM awa.ring_authority_status('awa', %d)",
 				   awa_bgw_runtime_fresh_window);
-	ok = awa_run_step(st, "auto-flip check", sql, &res);
+	ok = awa_run_step("auto-flip check", sql, &res);
 	pfree(sql);
 	if (!ok || res.extension != AWA_EXT_READY)
 	{
-		awa_auto_flip_reset(st, "check failed; window restarted");
+		awa_auto_flip_reset("check failed; window restarted");
 		return;
 	}
 	if (strcmp(res.col1, "ledger") == 0)
 	{
-		awa_auto_flip_reset(st, "ledger");
+		awa_auto_flip_reset("ledger");
 		return;
 	}
 	live = strtol(res.col2, NULL, 10);
@@ -99,12 +90,12 @@ awa_auto_flip_tick(AwaWorkerStatus *st, TimestampTz now)
 	{
 		snprintf(verdict, sizeof(verdict),
 				 "waiting: %ld fresh runtime(s) not flip-aware, %ld live", blocking, live);
-		awa_auto_flip_reset(st, verdict);
+		awa_auto_flip_reset(verdict);
 		return;
 	}
-	if (st->auto_flip_since == 0)
-		set_verdict(st, "stable window open", now);
-	else if (TimestampDifferenceExceeds(st->auto_flip_since, now,
+	if (awa_status_auto_flip_since() == 0)
+		awa_status_set_auto_flip("stable window open", now);
+	else if (TimestampDifferenceExceeds(awa_status_auto_flip_since(), now,
 										awa_bgw_auto_flip_stable_period * 1000))
-		flip(st);
+		flip();
 }

@@ -12,7 +12,7 @@
 
 #include "src/awa_bgw.h"
 
-extern void awa_auto_flip_tick(AwaWorkerStatus *st, TimestampTz now);
-extern void awa_auto_flip_reset(AwaWorkerStatus *st, const char *verdict);
+extern void awa_auto_flip_tick(TimestampTz now);
+extern void awa_auto_flip_reset(const char *verdict);
 
 #endif							/* AWA_AUTOFLIP_H */

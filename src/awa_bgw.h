@@ -84,47 +84,10 @@ typedef enum AwaPruneOutcome
 /* Most sessions kept per ring as the holders of a blocked prune's locks. */
 #define AWA_PRUNE_BLOCKERS_MAX	8
 
-/* One maintenance worker's status; written by that worker only. */
-typedef struct AwaWorkerStatus
-{
-	bool		in_use;
-	Oid			dboid;
-	char		dbname[NAMEDATALEN];
-	int			pid;
-	AwaWorkerState state;
-	TimestampTz state_since;
-	TimestampTz started_at;
-	TimestampTz leader_since;	/* 0 when not leader */
-	uint64		rotations[AWA_RING_COUNT][AWA_ROTATE_NOUTCOMES];
-	char		last_blocker[AWA_RING_COUNT][AWA_LABEL_LEN];
-	uint64		prunes[AWA_RING_COUNT][AWA_PRUNE_NOUTCOMES];
-	char		last_prune_reason[AWA_RING_COUNT][AWA_LABEL_LEN];
-	uint64		folds_run;
-	uint64		folds_stood_down;
-	uint64		rows_folded;
-	uint64		rows_trimmed;
-	TimestampTz last_fold_at;
-	char		pin_holder[AWA_ERROR_LEN];	/* empty: no pin at the last fold */
-	char		auto_flip[AWA_ERROR_LEN];	/* the auto-flip check's last verdict */
-	TimestampTz auto_flip_since;	/* start of the current stable window, or 0 */
-	uint64		errors;
-	char		last_error[AWA_ERROR_LEN];
-	TimestampTz last_error_at;
-	uint64		ticks;			/* passes of the worker's loop */
-	uint64		failed_jobs_purged; /* failed_jobs rows past the retention deleted */
-	uint64		purge_batches;	/* the retention transactions that deleted rows */
-	/* pids holding or awaiting a lock on the children a blocked prune wanted (0.9) */
-	int			prune_blockers[AWA_RING_COUNT][AWA_PRUNE_BLOCKERS_MAX];
-	int			nprune_blockers[AWA_RING_COUNT];
-	int			procno;			/* the worker's PGPROC, whose latch awa.wake() sets */
-	bool		wake_pending;	/* awa.wake() asked for every step to run now */
-} AwaWorkerStatus;
-
 /*
- * The cumulative counters of one database's maintenance (awa.worker_stats):
- * kept by database, not by worker, so that they outlive a worker's restart;
- * zeroed by awa.stats_reset() and by a server restart. Incremented with
- * atomics by the database's worker, without the lock.
+ * The cumulative counters of one database's maintenance (awa.worker_stats,
+ * stats.c): kept by database, not by worker, so that they outlive a worker's
+ * restart; zeroed by awa.stats_reset() and by a server restart.
  */
 typedef enum AwaCounter
 {
@@ -145,28 +108,19 @@ typedef enum AwaCounter
 	AWA_NCOUNTERS
 } AwaCounter;
 
-typedef struct AwaDbStats
+/* What one fold step did (awa_status_note_fold). */
+typedef enum AwaFoldOutcome
 {
-	Oid			dboid;			/* under lock; InvalidOid: a free entry */
-	char		dbname[NAMEDATALEN];	/* under lock */
-	TimestampTz attached_at;	/* under lock: the last worker start */
-	pg_atomic_uint64 stats_reset;	/* a TimestampTz */
-	pg_atomic_uint64 counters[AWA_NCOUNTERS];
-	pg_atomic_uint64 rotations[AWA_RING_COUNT][AWA_ROTATE_NOUTCOMES];
-	pg_atomic_uint64 prunes[AWA_RING_COUNT][AWA_PRUNE_NOUTCOMES];
-} AwaDbStats;
-
-/* New queues being registered by transactions in progress, per database (0.9). */
-typedef struct AwaQueueRegistrations
-{
-	Oid			dboid;			/* InvalidOid: a free entry */
-	int			pending;
-} AwaQueueRegistrations;
+	AWA_FOLD_FOLDED = 0,
+	AWA_FOLD_STOOD_DOWN,		/* under a pin of the MVCC horizon */
+	AWA_FOLD_OTHER
+} AwaFoldOutcome;
 
 /*
  * A listed database whose worker the launcher could not register because every
- * background worker slot (max_worker_processes) was taken; written by the
- * launcher only, shown in awa.maintenance_status as state no_worker_slot.
+ * background worker slot (max_worker_processes) was taken: the launcher's
+ * record, of which shmem.c keeps a copy (awa_slot_waits_publish) shown in
+ * awa.maintenance_status as state no_worker_slot.
  */
 typedef struct AwaSlotWait
 {
@@ -176,15 +130,6 @@ typedef struct AwaSlotWait
 	TimestampTz last_attempt_at;
 	uint64		attempts;		/* failed registrations so far */
 } AwaSlotWait;
-
-typedef struct AwaSharedState
-{
-	LWLock	   *lock;
-	AwaWorkerStatus workers[AWA_BGW_MAX_DATABASES];
-	AwaSlotWait slot_waits[AWA_BGW_MAX_DATABASES];	/* under lock */
-	AwaQueueRegistrations registering[AWA_BGW_MAX_DATABASES];	/* under lock */
-	AwaDbStats	dbstats[AWA_BGW_MAX_DATABASES];
-} AwaSharedState;
 
 /* GUCs (awa_bgw.c) */
 extern char *awa_bgw_databases;
@@ -210,13 +155,43 @@ extern int	awa_bgw_max_queues;
 
 extern const char *const awa_ring_names[AWA_RING_COUNT];
 
-/* shmem.c */
+/* the shared memory of each module (shmem.c, stats.c, registry.c, wait.c, lanemarks.c) */
 extern void awa_shmem_request(void);
 extern void awa_shmem_startup(void);
+extern void awa_stats_shmem_request(void);
+extern void awa_stats_shmem_startup(void);
+extern void awa_registry_shmem_request(void);
+extern void awa_registry_shmem_startup(void);
 extern void awa_wait_shmem_request(void);
 extern void awa_wait_shmem_startup(void);
 extern void awa_lane_marks_shmem_request(void);
 extern void awa_lane_marks_shmem_startup(void);
+
+/*
+ * shmem.c: the maintenance workers' status, private to shmem.c. A worker
+ * attaches its slot once, then writes it through these calls only; the
+ * launcher and other backends ask the questions below.
+ */
+extern void awa_status_attach(Oid dboid, const char *dbname);
+extern const char *awa_status_dbname(void);
+extern void awa_status_set_state(AwaWorkerState state);
+extern void awa_status_count_tick(void);
+extern bool awa_status_take_wake(void);
+extern void awa_status_note_rotate(AwaRing ring, int outcome, const char *blocker);
+extern void awa_status_note_prune(AwaRing ring, int outcome, const char *reason,
+								  const int *blockers, int nblockers);
+extern void awa_status_note_fold(AwaFoldOutcome outcome, bool trimmed, uint64 rows,
+								 const char *pin_holder);
+extern void awa_status_note_purge(uint64 rows);
+extern void awa_status_note_error(const char *error);
+extern void awa_status_set_auto_flip(const char *verdict, TimestampTz since);
+extern TimestampTz awa_status_auto_flip_since(void);
+extern bool awa_status_has_worker(Oid dboid);
+extern int	awa_status_live_worker_pid(Oid dboid);
+extern void awa_status_stop_workers_except(const char (*dbnames)[NAMEDATALEN], int n);
+extern void awa_slot_waits_publish(const AwaSlotWait *waits);
+extern int	awa_rotate_outcome_index(const char *outcome, const char *blocker);
+extern int	awa_prune_outcome_index(const char *outcome);
 
 /* lanemarks.c */
 extern void awa_lane_bump(int32 lane);
@@ -241,17 +216,8 @@ extern void awa_check_job_datums(const Datum *v, const bool *n);
 extern int64 awa_new_lease_token(void);
 extern void awa_note_claimed_lane(text *queue, int taken, int32 lane);
 extern void awa_note_enqueued_lane(text *queue, int jobs, int32 lane, int32 ready_slot);
-extern AwaSharedState *awa_shared;
-extern AwaWorkerStatus *awa_status_attach(Oid dboid, const char *dbname);
-extern void awa_status_set_state(AwaWorkerStatus *st, AwaWorkerState state);
-extern void awa_status_count_tick(AwaWorkerStatus *st);
-extern void awa_slot_waits_publish(const AwaSlotWait *waits);
-extern bool awa_status_take_wake(AwaWorkerStatus *st);
-extern int	awa_rotate_outcome_index(const char *outcome, const char *blocker);
-extern int	awa_prune_outcome_index(const char *outcome);
 
 /* stats.c: the cumulative counters (awa.worker_stats) */
-extern void awa_stats_shmem_init(void);
 extern void awa_stats_attach(Oid dboid, const char *dbname);
 extern void awa_stats_count(AwaCounter counter, uint64 n);
 extern void awa_stats_count_ring(AwaRing ring, bool rotate, int outcome);

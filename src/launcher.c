@@ -356,19 +356,7 @@ report_unfit(LauncherEntry *e, DatabaseFitness fitness)
 static pid_t
 orphan_worker_pid(Oid dboid)
 {
-	pid_t		pid = 0;
-	int			i;
-
-	LWLockAcquire(awa_shared->lock, LW_SHARED);
-	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
-	{
-		AwaWorkerStatus *st = &awa_shared->workers[i];
-
-		if (st->in_use && st->dboid == dboid && st->pid > 0 && kill(st->pid, 0) == 0)
-			pid = st->pid;
-	}
-	LWLockRelease(awa_shared->lock);
-	return pid;
+	return (pid_t) awa_status_live_worker_pid(dboid);
 }
 
 /*
@@ -378,25 +366,14 @@ orphan_worker_pid(Oid dboid)
 static void
 stop_unwanted_orphans(void)
 {
-	int			i,
-				j;
+	char		wanted[AWA_BGW_MAX_DATABASES][NAMEDATALEN];
+	int			n = 0;
+	int			j;
 
-	LWLockAcquire(awa_shared->lock, LW_SHARED);
-	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
-	{
-		AwaWorkerStatus *st = &awa_shared->workers[i];
-		bool		wanted = false;
-
-		if (!st->in_use || st->pid <= 0)
-			continue;
-		for (j = 0; j < AWA_BGW_MAX_DATABASES; j++)
-			if (entries[j].used && entries[j].wanted &&
-				strcmp(entries[j].dbname, st->dbname) == 0)
-				wanted = true;
-		if (!wanted)
-			kill(st->pid, SIGTERM);
-	}
-	LWLockRelease(awa_shared->lock);
+	for (j = 0; j < AWA_BGW_MAX_DATABASES; j++)
+		if (entries[j].used && entries[j].wanted)
+			strlcpy(wanted[n++], entries[j].dbname, NAMEDATALEN);
+	awa_status_stop_workers_except((const char (*)[NAMEDATALEN]) wanted, n);
 }
 
 /*

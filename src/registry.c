@@ -28,16 +28,57 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/lwlock.h"
+#include "storage/shmem.h"
 
 #include "src/awa_bgw.h"
 
 PG_FUNCTION_INFO_V1(awa_reserve_queue_registration);
 
+/* New queues being registered by transactions in progress, per database. */
+typedef struct AwaQueueRegistrations
+{
+	Oid			dboid;			/* registry lock; InvalidOid: a free entry */
+	int			pending;		/* registry lock */
+} AwaQueueRegistrations;
+
+typedef struct AwaRegistry
+{
+	LWLock	   *lock;			/* the registry lock */
+	AwaQueueRegistrations registering[AWA_BGW_MAX_DATABASES];
+} AwaRegistry;
+
+static AwaRegistry *registry = NULL;
+
 /* reservations this backend's transaction holds, in MyDatabaseId */
 static int	my_reservations = 0;
 static bool callback_registered = false;
 
-/* the database's entry, taking a free one if create; NULL when none */
+void
+awa_registry_shmem_request(void)
+{
+	RequestAddinShmemSpace(MAXALIGN(sizeof(AwaRegistry)));
+	RequestNamedLWLockTranche("awa_bgw registry", 1);
+}
+
+void
+awa_registry_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	registry = ShmemInitStruct("awa_bgw registry", sizeof(AwaRegistry), &found);
+	if (!found)
+	{
+		memset(registry, 0, sizeof(AwaRegistry));
+		registry->lock = &(GetNamedLWLockTranche("awa_bgw registry"))->lock;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * the database's entry, taking a free one if create; NULL when none (the
+ * caller holds the registry lock)
+ */
 static AwaQueueRegistrations *
 registrations_of(Oid dboid, bool create)
 {
@@ -46,7 +87,7 @@ registrations_of(Oid dboid, bool create)
 
 	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
 	{
-		AwaQueueRegistrations *e = &awa_shared->registering[i];
+		AwaQueueRegistrations *e = &registry->registering[i];
 
 		if (e->dboid == dboid)
 			return e;
@@ -71,11 +112,11 @@ release_reservations(XactEvent event, void *arg)
 		 event != XACT_EVENT_PREPARE && event != XACT_EVENT_PARALLEL_COMMIT &&
 		 event != XACT_EVENT_PARALLEL_ABORT))
 		return;
-	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	LWLockAcquire(registry->lock, LW_EXCLUSIVE);
 	e = registrations_of(MyDatabaseId, false);
 	if (e != NULL)
 		e->pending = Max(e->pending - my_reservations, 0);
-	LWLockRelease(awa_shared->lock);
+	LWLockRelease(registry->lock);
 	my_reservations = 0;
 }
 
@@ -90,14 +131,14 @@ awa_reserve_queue_registration(PG_FUNCTION_ARGS)
 	AwaQueueRegistrations *e;
 	int			others = -1;
 
-	if (awa_shared == NULL)
+	if (registry == NULL)
 		PG_RETURN_INT32(-1);
 	if (!callback_registered)
 	{
 		RegisterXactCallback(release_reservations, NULL);
 		callback_registered = true;
 	}
-	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	LWLockAcquire(registry->lock, LW_EXCLUSIVE);
 	e = registrations_of(MyDatabaseId, true);
 	if (e != NULL)
 	{
@@ -105,6 +146,6 @@ awa_reserve_queue_registration(PG_FUNCTION_ARGS)
 		e->pending++;
 		my_reservations++;
 	}
-	LWLockRelease(awa_shared->lock);
+	LWLockRelease(registry->lock);
 	PG_RETURN_INT32(others);
 }

@@ -2,17 +2,25 @@
  *
  * shmem.c
  *	  The shared-memory status of the maintenance workers: one slot per
- *	  worker, written by that worker under the LWLock; the databases the
+ *	  worker, written by that worker under the status lock; the databases the
  *	  launcher found no background worker slot for, written by the launcher;
  *	  the set-returning functions behind the awa.maintenance_status view; and
  *	  awa.wake(), the one entry another backend writes (a request that the
  *	  worker of its database run every step now).
+ *
+ * The status and its lock are private to this file: a worker writes its slot
+ * through the awa_status_* functions, the launcher and the statistics ask
+ * theirs (awa_bgw.h). Nothing that can raise an error runs while the lock is
+ * held: no allocation, no ereport; what is to be reported or formatted is
+ * copied out first.
  *
  * src/shmem.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <signal.h>
 
 #include "fmgr.h"
 #include "funcapi.h"
@@ -33,9 +41,62 @@ PG_FUNCTION_INFO_V1(awa_maintenance_worker_ticks);
 PG_FUNCTION_INFO_V1(awa_maintenance_worker_prune_blockers);
 PG_FUNCTION_INFO_V1(awa_wake);
 
-AwaSharedState *awa_shared = NULL;
+/*
+ * One maintenance worker's status slot. Every field is guarded by the status
+ * lock (AwaSharedState.lock): written under it in exclusive mode, read by
+ * other processes under it in shared mode. Each field but wake_pending has one
+ * writer, the worker that holds the slot (attach sets the identity fields;
+ * detach clears in_use and pid), so that worker may read its own slot without
+ * the lock.
+ */
+typedef struct AwaWorkerStatus
+{
+	bool		in_use;			/* status lock */
+	Oid			dboid;			/* status lock */
+	char		dbname[NAMEDATALEN];	/* status lock */
+	int			pid;			/* status lock */
+	int			procno;			/* status lock: the PGPROC whose latch awa.wake() sets */
+	AwaWorkerState state;		/* status lock */
+	TimestampTz state_since;	/* status lock */
+	TimestampTz started_at;		/* status lock */
+	TimestampTz leader_since;	/* status lock; 0 when not leader */
+	uint64		rotations[AWA_RING_COUNT][AWA_ROTATE_NOUTCOMES];	/* status lock */
+	char		last_blocker[AWA_RING_COUNT][AWA_LABEL_LEN];	/* status lock */
+	uint64		prunes[AWA_RING_COUNT][AWA_PRUNE_NOUTCOMES];	/* status lock */
+	char		last_prune_reason[AWA_RING_COUNT][AWA_LABEL_LEN];	/* status lock */
+	/* status lock: pids holding or awaiting a lock a blocked prune wanted (0.9) */
+	int			prune_blockers[AWA_RING_COUNT][AWA_PRUNE_BLOCKERS_MAX];
+	int			nprune_blockers[AWA_RING_COUNT];	/* status lock */
+	uint64		folds_run;		/* status lock */
+	uint64		folds_stood_down;	/* status lock */
+	uint64		rows_folded;	/* status lock */
+	uint64		rows_trimmed;	/* status lock */
+	TimestampTz last_fold_at;	/* status lock */
+	char		pin_holder[AWA_ERROR_LEN];	/* status lock; empty: no pin at the last fold */
+	char		auto_flip[AWA_ERROR_LEN];	/* status lock: the auto-flip check's verdict */
+	TimestampTz auto_flip_since;	/* status lock: the stable window's start, or 0 */
+	uint64		errors;			/* status lock */
+	char		last_error[AWA_ERROR_LEN];	/* status lock */
+	TimestampTz last_error_at;	/* status lock */
+	uint64		ticks;			/* status lock: passes of the worker's loop */
+	uint64		failed_jobs_purged; /* status lock: failed_jobs rows deleted */
+	uint64		purge_batches;	/* status lock: retention transactions that deleted */
+	bool		wake_pending;	/* status lock; set by awa.wake() in any backend */
+} AwaWorkerStatus;
 
+typedef struct AwaSharedState
+{
+	LWLock	   *lock;			/* the status lock */
+	AwaWorkerStatus workers[AWA_BGW_MAX_DATABASES]; /* status lock */
+	AwaSlotWait slot_waits[AWA_BGW_MAX_DATABASES];	/* status lock; the launcher's */
+} AwaSharedState;
+
+static AwaSharedState *awa_shared = NULL;
+
+/* This worker's slot (NULL outside a maintenance worker, and once detached). */
 static AwaWorkerStatus *my_status = NULL;
+/* its database's name, for this worker's messages */
+static char my_dbname[NAMEDATALEN];
 
 static const char *const rotate_outcome_names[AWA_ROTATE_NOUTCOMES] = {
 	"rotated", "skipped_idle", "skipped_busy", "lost_cas"
@@ -62,7 +123,6 @@ awa_shmem_startup(void)
 	{
 		memset(awa_shared, 0, sizeof(AwaSharedState));
 		awa_shared->lock = &(GetNamedLWLockTranche("awa_bgw"))->lock;
-		awa_stats_shmem_init();
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -111,7 +171,7 @@ status_detach(int code, Datum arg)
  * free one. The slot is released at exit by a callback installed first.
  * Nothing under the lock can fail: a conflict is reported after releasing it.
  */
-AwaWorkerStatus *
+void
 awa_status_attach(Oid dboid, const char *dbname)
 {
 	AwaWorkerStatus *free_slot = NULL;
@@ -159,30 +219,219 @@ awa_status_attach(Oid dboid, const char *dbname)
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("no free awa_bgw status slot for database \"%s\"", dbname),
 				 errhint("awa_bgw maintains at most %d databases.", AWA_BGW_MAX_DATABASES)));
-	return free_slot;
+	strlcpy(my_dbname, dbname, NAMEDATALEN);
 }
 
-void
-awa_status_set_state(AwaWorkerStatus *st, AwaWorkerState state)
+/* The name of this worker's database, as it attached. */
+const char *
+awa_status_dbname(void)
 {
-	if (st->state == state)
+	return my_dbname;
+}
+
+/*
+ * This worker's state; leader_since is set when it becomes leader, cleared
+ * when it stops being one. (Its own slot: the state is read without the lock.)
+ */
+void
+awa_status_set_state(AwaWorkerState state)
+{
+	TimestampTz now;
+
+	if (my_status == NULL || my_status->state == state)
 		return;
+	now = GetCurrentTimestamp();
 	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
-	st->state = state;
-	st->state_since = GetCurrentTimestamp();
-	if (state == AWA_STATE_LEADER)
-		st->leader_since = st->state_since;
-	else
-		st->leader_since = 0;
+	my_status->state = state;
+	my_status->state_since = now;
+	my_status->leader_since = (state == AWA_STATE_LEADER) ? now : 0;
 	LWLockRelease(awa_shared->lock);
 }
 
 /* One more pass of the worker's loop, whatever it did. */
 void
-awa_status_count_tick(AwaWorkerStatus *st)
+awa_status_count_tick(void)
 {
+	if (my_status == NULL)
+		return;
 	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
-	st->ticks++;
+	my_status->ticks++;
+	LWLockRelease(awa_shared->lock);
+}
+
+/* A rotation's outcome (an index of rotate_outcome_names) and its blocker, if any. */
+void
+awa_status_note_rotate(AwaRing ring, int outcome, const char *blocker)
+{
+	if (my_status == NULL || outcome < 0 || outcome >= AWA_ROTATE_NOUTCOMES)
+		return;
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	my_status->rotations[ring][outcome]++;
+	if (blocker != NULL && blocker[0] != '\0')
+		strlcpy(my_status->last_blocker[ring], blocker, AWA_LABEL_LEN);
+	LWLockRelease(awa_shared->lock);
+}
+
+/*
+ * A prune's outcome (an index of prune_outcome_names), its reason, if any, and
+ * the pids that held or awaited the locks it wanted (none: cleared).
+ */
+void
+awa_status_note_prune(AwaRing ring, int outcome, const char *reason, const int *blockers,
+					  int nblockers)
+{
+	if (my_status == NULL || outcome < 0 || outcome >= AWA_PRUNE_NOUTCOMES)
+		return;
+	nblockers = Max(Min(nblockers, AWA_PRUNE_BLOCKERS_MAX), 0);
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	my_status->prunes[ring][outcome]++;
+	if (reason != NULL && reason[0] != '\0')
+		strlcpy(my_status->last_prune_reason[ring], reason, AWA_LABEL_LEN);
+	if (nblockers > 0)
+		memcpy(my_status->prune_blockers[ring], blockers, nblockers * sizeof(int));
+	my_status->nprune_blockers[ring] = nblockers;
+	LWLockRelease(awa_shared->lock);
+}
+
+/*
+ * A fold's outcome: rows folded (or trimmed from the ledgers) when it folded,
+ * the pin's holder when it stood down; the time of the fold in any case.
+ */
+void
+awa_status_note_fold(AwaFoldOutcome outcome, bool trimmed, uint64 rows,
+					 const char *pin_holder)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (my_status == NULL)
+		return;
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	if (outcome == AWA_FOLD_STOOD_DOWN)
+	{
+		my_status->folds_stood_down++;
+		strlcpy(my_status->pin_holder, pin_holder ? pin_holder : "", AWA_ERROR_LEN);
+	}
+	else if (outcome == AWA_FOLD_FOLDED)
+	{
+		my_status->folds_run++;
+		if (trimmed)
+			my_status->rows_trimmed += rows;
+		else
+			my_status->rows_folded += rows;
+		my_status->pin_holder[0] = '\0';
+	}
+	my_status->last_fold_at = now;
+	LWLockRelease(awa_shared->lock);
+}
+
+/* A failed_jobs retention transaction that deleted rows. */
+void
+awa_status_note_purge(uint64 rows)
+{
+	if (my_status == NULL || rows == 0)
+		return;
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	my_status->failed_jobs_purged += rows;
+	my_status->purge_batches++;
+	LWLockRelease(awa_shared->lock);
+}
+
+/* A step's error, as the step runner formatted it: counted, kept with its time. */
+void
+awa_status_note_error(const char *error)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	if (my_status == NULL)
+		return;
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	my_status->errors++;
+	strlcpy(my_status->last_error, error, AWA_ERROR_LEN);
+	my_status->last_error_at = now;
+	LWLockRelease(awa_shared->lock);
+}
+
+/* The auto-flip check's verdict, and the start of its stable window (0: none). */
+void
+awa_status_set_auto_flip(const char *verdict, TimestampTz since)
+{
+	if (my_status == NULL)
+		return;
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	strlcpy(my_status->auto_flip, verdict, AWA_ERROR_LEN);
+	my_status->auto_flip_since = since;
+	LWLockRelease(awa_shared->lock);
+}
+
+/* The start of this worker's auto-flip stable window, or 0 (its own slot: no lock). */
+TimestampTz
+awa_status_auto_flip_since(void)
+{
+	return my_status != NULL ? my_status->auto_flip_since : 0;
+}
+
+/* Whether a worker holds a status slot for dboid. */
+bool
+awa_status_has_worker(Oid dboid)
+{
+	bool		found = false;
+	int			i;
+
+	if (awa_shared == NULL)
+		return false;
+	LWLockAcquire(awa_shared->lock, LW_SHARED);
+	for (i = 0; i < AWA_BGW_MAX_DATABASES && !found; i++)
+		found = awa_shared->workers[i].in_use && awa_shared->workers[i].dboid == dboid;
+	LWLockRelease(awa_shared->lock);
+	return found;
+}
+
+/*
+ * The pid of the live worker that holds a status slot for dboid, or 0. Asked
+ * under the lock: a worker gives its slot back, under the lock, before it
+ * exits, so the pid checked is that worker's.
+ */
+int
+awa_status_live_worker_pid(Oid dboid)
+{
+	int			pid = 0;
+	int			i;
+
+	LWLockAcquire(awa_shared->lock, LW_SHARED);
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
+		AwaWorkerStatus *st = &awa_shared->workers[i];
+
+		if (st->in_use && st->dboid == dboid && st->pid > 0 && kill(st->pid, 0) == 0)
+			pid = st->pid;
+	}
+	LWLockRelease(awa_shared->lock);
+	return pid;
+}
+
+/*
+ * Sends SIGTERM to every worker whose database is none of the n names (under
+ * the lock, as above: each pid signalled is a worker that has not exited).
+ */
+void
+awa_status_stop_workers_except(const char (*dbnames)[NAMEDATALEN], int n)
+{
+	int			i,
+				j;
+
+	LWLockAcquire(awa_shared->lock, LW_SHARED);
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
+		AwaWorkerStatus *st = &awa_shared->workers[i];
+		bool		wanted = false;
+
+		if (!st->in_use || st->pid <= 0)
+			continue;
+		for (j = 0; j < n && !wanted; j++)
+			wanted = strcmp(dbnames[j], st->dbname) == 0;
+		if (!wanted)
+			kill(st->pid, SIGTERM);
+	}
 	LWLockRelease(awa_shared->lock);
 }
 
@@ -197,13 +446,15 @@ awa_slot_waits_publish(const AwaSlotWait *waits)
 
 /* Whether awa.wake() asked for a pass since the last call; clears the request. */
 bool
-awa_status_take_wake(AwaWorkerStatus *st)
+awa_status_take_wake(void)
 {
 	bool		pending;
 
+	if (my_status == NULL)
+		return false;
 	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
-	pending = st->wake_pending;
-	st->wake_pending = false;
+	pending = my_status->wake_pending;
+	my_status->wake_pending = false;
 	LWLockRelease(awa_shared->lock);
 	return pending;
 }

@@ -10,8 +10,8 @@
  * (killed, crashed, relaunched by the launcher) finds its database's entry
  * and counts on. Nothing is written to disk: a server restart zeroes every
  * counter, as pg_stat_* did before PostgreSQL 15 kept them across a clean
- * shutdown. The entry table is taken (dboid, dbname) under the shared
- * LWLock; the counters themselves take no lock.
+ * shutdown. The entry table and its lock are this file's own: an entry is
+ * taken (dboid, dbname) under the lock; the counters themselves take no lock.
  *
  * src/stats.c
  *
@@ -22,6 +22,8 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -30,6 +32,32 @@
 PG_FUNCTION_INFO_V1(awa_worker_stats);
 PG_FUNCTION_INFO_V1(awa_worker_ring_stats);
 PG_FUNCTION_INFO_V1(awa_stats_reset);
+
+/*
+ * One database's entry. Its identity is guarded by the stats lock
+ * (AwaStatsTable.lock): taken and renamed under it in exclusive mode, read
+ * under it in shared mode. Its counters are atomics, bumped by the database's
+ * worker without the lock (and zeroed by awa.stats_reset under the shared
+ * lock, which keeps the entry from changing hands meanwhile).
+ */
+typedef struct AwaDbStats
+{
+	Oid			dboid;			/* stats lock; InvalidOid: a free entry */
+	char		dbname[NAMEDATALEN];	/* stats lock */
+	TimestampTz attached_at;	/* stats lock: the last worker start */
+	pg_atomic_uint64 stats_reset;	/* atomic: a TimestampTz */
+	pg_atomic_uint64 counters[AWA_NCOUNTERS];	/* atomic */
+	pg_atomic_uint64 rotations[AWA_RING_COUNT][AWA_ROTATE_NOUTCOMES];	/* atomic */
+	pg_atomic_uint64 prunes[AWA_RING_COUNT][AWA_PRUNE_NOUTCOMES];	/* atomic */
+} AwaDbStats;
+
+typedef struct AwaStatsTable
+{
+	LWLock	   *lock;			/* the stats lock */
+	AwaDbStats	dbstats[AWA_BGW_MAX_DATABASES];
+} AwaStatsTable;
+
+static AwaStatsTable *stats_table = NULL;
 
 /* This worker's entry (NULL outside a maintenance worker). */
 static AwaDbStats *my_stats = NULL;
@@ -62,49 +90,55 @@ entry_zero(AwaDbStats *e, TimestampTz now)
 	pg_atomic_write_u64(&e->stats_reset, (uint64) now);
 }
 
-/* At shared memory creation (the caller holds AddinShmemInitLock). */
 void
-awa_stats_shmem_init(void)
+awa_stats_shmem_request(void)
 {
-	int			d,
-				i,
-				r;
-
-	for (d = 0; d < AWA_BGW_MAX_DATABASES; d++)
-	{
-		AwaDbStats *e = &awa_shared->dbstats[d];
-
-		e->dboid = InvalidOid;
-		pg_atomic_init_u64(&e->stats_reset, 0);
-		for (i = 0; i < AWA_NCOUNTERS; i++)
-			pg_atomic_init_u64(&e->counters[i], 0);
-		for (r = 0; r < AWA_RING_COUNT; r++)
-		{
-			for (i = 0; i < AWA_ROTATE_NOUTCOMES; i++)
-				pg_atomic_init_u64(&e->rotations[r][i], 0);
-			for (i = 0; i < AWA_PRUNE_NOUTCOMES; i++)
-				pg_atomic_init_u64(&e->prunes[r][i], 0);
-		}
-	}
+	RequestAddinShmemSpace(MAXALIGN(sizeof(AwaStatsTable)));
+	RequestNamedLWLockTranche("awa_bgw stats", 1);
 }
 
-/* Whether a live worker maintains dboid (the caller holds the lock). */
-static bool
-database_has_worker(Oid dboid)
+void
+awa_stats_shmem_startup(void)
 {
-	int			i;
+	bool		found;
 
-	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
-		if (awa_shared->workers[i].in_use && awa_shared->workers[i].dboid == dboid)
-			return true;
-	return false;
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	stats_table = ShmemInitStruct("awa_bgw stats", sizeof(AwaStatsTable), &found);
+	if (!found)
+	{
+		int			d,
+					i,
+					r;
+
+		memset(stats_table, 0, sizeof(AwaStatsTable));
+		stats_table->lock = &(GetNamedLWLockTranche("awa_bgw stats"))->lock;
+		for (d = 0; d < AWA_BGW_MAX_DATABASES; d++)
+		{
+			AwaDbStats *e = &stats_table->dbstats[d];
+
+			e->dboid = InvalidOid;
+			pg_atomic_init_u64(&e->stats_reset, 0);
+			for (i = 0; i < AWA_NCOUNTERS; i++)
+				pg_atomic_init_u64(&e->counters[i], 0);
+			for (r = 0; r < AWA_RING_COUNT; r++)
+			{
+				for (i = 0; i < AWA_ROTATE_NOUTCOMES; i++)
+					pg_atomic_init_u64(&e->rotations[r][i], 0);
+				for (i = 0; i < AWA_PRUNE_NOUTCOMES; i++)
+					pg_atomic_init_u64(&e->prunes[r][i], 0);
+			}
+		}
+	}
+	LWLockRelease(AddinShmemInitLock);
 }
 
 /*
  * Find this database's entry, else take a free one, else the one whose
  * database has no worker and whose last worker started longest ago (there is
  * one: the caller holds one of the AWA_BGW_MAX_DATABASES status slots).
- * Called by the worker after awa_status_attach; nothing here can fail.
+ * Called by the worker after awa_status_attach; nothing here can fail. Whether
+ * a database has a worker is asked of shmem.c under the stats lock (the one
+ * order these two locks are taken in).
  */
 void
 awa_stats_attach(Oid dboid, const char *dbname)
@@ -114,10 +148,12 @@ awa_stats_attach(Oid dboid, const char *dbname)
 	TimestampTz now = GetCurrentTimestamp();
 	int			i;
 
-	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	if (stats_table == NULL)
+		return;
+	LWLockAcquire(stats_table->lock, LW_EXCLUSIVE);
 	for (i = 0; i < AWA_BGW_MAX_DATABASES && found == NULL; i++)
 	{
-		AwaDbStats *e = &awa_shared->dbstats[i];
+		AwaDbStats *e = &stats_table->dbstats[i];
 
 		if (e->dboid == dboid)
 			found = e;
@@ -128,7 +164,7 @@ awa_stats_attach(Oid dboid, const char *dbname)
 		}
 		else if ((spare == NULL || (spare->dboid != InvalidOid &&
 									e->attached_at < spare->attached_at)) &&
-				 !database_has_worker(e->dboid))
+				 !awa_status_has_worker(e->dboid))
 			spare = e;
 	}
 	if (found == NULL && spare != NULL)
@@ -142,7 +178,7 @@ awa_stats_attach(Oid dboid, const char *dbname)
 		strlcpy(found->dbname, dbname, NAMEDATALEN);
 		found->attached_at = now;
 	}
-	LWLockRelease(awa_shared->lock);
+	LWLockRelease(stats_table->lock);
 
 	my_stats = found;
 	awa_stats_count(AWA_C_WORKER_STARTS, 1);
@@ -175,12 +211,12 @@ copy_entries(DbStatsCopy *out)
 				i,
 				r;
 
-	if (awa_shared == NULL)
+	if (stats_table == NULL)
 		return 0;
-	LWLockAcquire(awa_shared->lock, LW_SHARED);
+	LWLockAcquire(stats_table->lock, LW_SHARED);
 	for (d = 0; d < AWA_BGW_MAX_DATABASES; d++)
 	{
-		AwaDbStats *e = &awa_shared->dbstats[d];
+		AwaDbStats *e = &stats_table->dbstats[d];
 		DbStatsCopy *c = &out[n];
 
 		if (e->dboid == InvalidOid)
@@ -198,7 +234,7 @@ copy_entries(DbStatsCopy *out)
 		}
 		n++;
 	}
-	LWLockRelease(awa_shared->lock);
+	LWLockRelease(stats_table->lock);
 	return n;
 }
 
@@ -290,15 +326,15 @@ awa_stats_reset(PG_FUNCTION_ARGS)
 	bool		done = false;
 	int			d;
 
-	if (awa_shared == NULL)
+	if (stats_table == NULL)
 		PG_RETURN_BOOL(false);
-	LWLockAcquire(awa_shared->lock, LW_SHARED);
+	LWLockAcquire(stats_table->lock, LW_SHARED);
 	for (d = 0; d < AWA_BGW_MAX_DATABASES && !done; d++)
-		if (awa_shared->dbstats[d].dboid == MyDatabaseId)
+		if (stats_table->dbstats[d].dboid == MyDatabaseId)
 		{
-			entry_zero(&awa_shared->dbstats[d], now);
+			entry_zero(&stats_table->dbstats[d], now);
 			done = true;
 		}
-	LWLockRelease(awa_shared->lock);
+	LWLockRelease(stats_table->lock);
 	PG_RETURN_BOOL(done);
 }

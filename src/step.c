@@ -35,7 +35,7 @@
 
 #include "src/step.h"
 
-static void record_error(AwaWorkerStatus *st, const char *label, ErrorData *edata);
+static void record_error(const char *label, ErrorData *edata);
 
 /*
  * The installed extension version, or AWA_EXT_ABSENT; *windows is set when
@@ -120,8 +120,7 @@ step_body(const char *sql, bool needs_extension, AwaStepResult *res)
 }
 
 static bool
-run_step(AwaWorkerStatus *st, const char *label, const char *sql, bool needs_extension,
-		 AwaStepResult *res)
+run_step(const char *label, const char *sql, bool needs_extension, AwaStepResult *res)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	volatile bool ok = true;
@@ -147,7 +146,7 @@ run_step(AwaWorkerStatus *st, const char *label, const char *sql, bool needs_ext
 		FlushErrorState();
 		AbortCurrentTransaction();
 		ok = false;
-		record_error(st, label, edata);
+		record_error(label, edata);
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
@@ -160,32 +159,30 @@ run_step(AwaWorkerStatus *st, const char *label, const char *sql, bool needs_ext
 }
 
 bool
-awa_run_step(AwaWorkerStatus *st, const char *label, const char *sql, AwaStepResult *res)
+awa_run_step(const char *label, const char *sql, AwaStepResult *res)
 {
-	return run_step(st, label, sql, true, res);
+	return run_step(label, sql, true, res);
 }
 
 bool
-awa_run_session_step(AwaWorkerStatus *st, const char *label, const char *sql,
-					 AwaStepResult *res)
+awa_run_session_step(const char *label, const char *sql, AwaStepResult *res)
 {
-	return run_step(st, label, sql, false, res);
+	return run_step(label, sql, false, res);
 }
 
 /* Log the error of a step, count it, and keep it in the status. */
 static void
-record_error(AwaWorkerStatus *st, const char *label, ErrorData *edata)
+record_error(const char *label, ErrorData *edata)
 {
+	char		error[AWA_ERROR_LEN];
+
 	ereport(WARNING,
 			(errmsg("awa_bgw: %s failed: %s", label, edata->message),
 			 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
 			 errhint("The worker goes on; the step runs again on its next tick.")));
 
-	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
-	st->errors++;
-	snprintf(st->last_error, AWA_ERROR_LEN, "%s: %s (SQLSTATE %s)", label,
-			 edata->message, unpack_sql_state(edata->sqlerrcode));
-	st->last_error_at = GetCurrentTimestamp();
-	LWLockRelease(awa_shared->lock);
+	snprintf(error, sizeof(error), "%s: %s (SQLSTATE %s)", label, edata->message,
+			 unpack_sql_state(edata->sqlerrcode));
+	awa_status_note_error(error);
 	awa_stats_count(AWA_C_STEP_ERRORS, 1);
 }

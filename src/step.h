@@ -35,9 +35,7 @@ typedef struct AwaStepResult
  * instance id) always runs. Returns false when the step raised an error
  * (already logged and counted).
  */
-extern bool awa_run_step(AwaWorkerStatus *st, const char *label, const char *sql,
-						 AwaStepResult *res);
-extern bool awa_run_session_step(AwaWorkerStatus *st, const char *label, const char *sql,
-								 AwaStepResult *res);
+extern bool awa_run_step(const char *label, const char *sql, AwaStepResult *res);
+extern bool awa_run_session_step(const char *label, const char *sql, AwaStepResult *res);
 
 #endif							/* AWA_STEP_H */

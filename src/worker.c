@@ -72,7 +72,6 @@ typedef struct WorkerSchedule
 	char		instance_id[40];
 } WorkerSchedule;
 
-static AwaWorkerStatus *status;
 static WorkerSchedule sched;
 
 /*
@@ -108,7 +107,7 @@ run_bool_step(const char *label, const char *sql)
 {
 	AwaStepResult res;
 
-	if (!awa_run_session_step(status, label, sql, &res))
+	if (!awa_run_session_step(label, sql, &res))
 		return false;
 	return strcmp(res.col1, "t") == 0;
 }
@@ -122,9 +121,9 @@ leader_release(void)
 				  psprintf("SELECT pg_catalog.pg_advisory_unlock(" INT64_FORMAT ")",
 						   AWA_BGW_LEADER_KEY));
 	sched.is_leader = false;
-	awa_auto_flip_reset(status, "not leader");
+	awa_auto_flip_reset("not leader");
 	ereport(LOG, (errmsg("awa_bgw: gave up maintenance leadership of database \"%s\"",
-						 status->dbname)));
+						 awa_status_dbname())));
 }
 
 static void
@@ -140,7 +139,7 @@ leader_try(TimestampTz now)
 		sched.is_leader = true;
 		awa_stats_count(AWA_C_LEADER_TERMS, 1);
 		ereport(LOG, (errmsg("awa_bgw: became maintenance leader of database \"%s\"",
-							 status->dbname)));
+							 awa_status_dbname())));
 	}
 }
 
@@ -195,7 +194,7 @@ role_fit(TimestampTz now)
 		ereport(WARNING,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("awa_bgw: the worker for database \"%s\" does not maintain it: "
-						"its role \"%s\" %s", status->dbname, rolname, problem),
+						"its role \"%s\" %s", awa_status_dbname(), rolname, problem),
 				 errdetail("Maintenance needs a superuser; the worker idles in state "
 						   "bad_role and takes no leadership."),
 				 errhint("ALTER ROLE %s SUPERUSER LOGIN, then reload (SELECT "
@@ -204,7 +203,7 @@ role_fit(TimestampTz now)
 	else if (problem == NULL && sched.role_problem[0] != '\0')
 		ereport(LOG,
 				(errmsg("awa_bgw: the role \"%s\" of the worker for database \"%s\" may "
-						"maintain it now", rolname, status->dbname)));
+						"maintain it now", rolname, awa_status_dbname())));
 	strlcpy(sched.role_problem, problem ? problem : "", sizeof(sched.role_problem));
 	return problem == NULL;
 }
@@ -218,7 +217,7 @@ extension_ready(void)
 {
 	AwaStepResult res;
 
-	if (!awa_run_step(status, "extension check", NULL, &res))
+	if (!awa_run_step("extension check", NULL, &res))
 		return false;
 	sched.windows = res.windows;
 	if (res.extension == AWA_EXT_READY)
@@ -226,7 +225,7 @@ extension_ready(void)
 		if (sched.absent_logged)
 			ereport(LOG,
 					(errmsg("awa_bgw: extension awa_bgw is installed in database \"%s\"; "
-							"maintaining it", status->dbname)));
+							"maintaining it", awa_status_dbname())));
 		sched.upgrade_logged = false;
 		sched.absent_logged = false;
 		return true;
@@ -238,13 +237,13 @@ extension_ready(void)
 			ereport(WARNING,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("awa_bgw: database \"%s\" is listed in awa_bgw.databases but "
-							"has no extension awa_bgw; waiting for it", status->dbname),
+							"has no extension awa_bgw; waiting for it", awa_status_dbname()),
 					 errdetail("The worker looks again every second and starts "
 							   "maintaining the database once the extension exists."),
 					 errhint("Run CREATE EXTENSION awa_bgw in that database, or remove it "
 							 "from awa_bgw.databases and reload.")));
 		sched.absent_logged = true;
-		awa_status_set_state(status, AWA_STATE_WAITING_FOR_EXTENSION);
+		awa_status_set_state(AWA_STATE_WAITING_FOR_EXTENSION);
 	}
 	else
 	{
@@ -252,11 +251,11 @@ extension_ready(void)
 			ereport(LOG,
 					(errmsg("awa_bgw: database \"%s\" has extension awa_bgw at a version "
 							"this library does not maintain; waiting",
-							status->dbname),
+							awa_status_dbname()),
 					 errhint("Run ALTER EXTENSION awa_bgw UPDATE TO '%s' in that database.",
 							 AWA_BGW_SCHEMA_VERSION)));
 		sched.upgrade_logged = true;
-		awa_status_set_state(status, AWA_STATE_NEEDS_UPGRADE);
+		awa_status_set_state(AWA_STATE_NEEDS_UPGRADE);
 	}
 	return false;
 }
@@ -271,21 +270,21 @@ heartbeat(TimestampTz now)
 	if (now < sched.next_heartbeat)
 		return;
 	sched.next_heartbeat = after_ms(now, awa_bgw_runtime_heartbeat_interval);
-	name = psprintf("awa_bgw worker (database %s)", status->dbname);
+	name = psprintf("awa_bgw worker (database %s)", awa_status_dbname());
 	sql = psprintf("SELECT awa.runtime_heartbeat('%s', %s, '%s', %d, %s)",
 				   sched.instance_id, quote_literal_cstr(name), AWA_BGW_BINARY_VERSION,
 				   MyProcPid, sched.is_leader ? "true" : "false");
-	awa_run_step(status, "runtime heartbeat", sql, &res);
+	awa_run_step("runtime heartbeat", sql, &res);
 	pfree(sql);
 	pfree(name);
 }
 
 /*
- * The pids of a blocked prune's lock holders ("pid,pid,..." in col3, 0.9),
- * kept in the status; any other outcome clears them.
+ * The pids of a blocked prune's lock holders ("pid,pid,..." in col3, 0.9);
+ * none for any other outcome. Returns how many.
  */
-static void
-note_prune_blockers(AwaRing ring, const AwaStepResult *res)
+static int
+prune_blockers(const AwaStepResult *res, int *pids)
 {
 	const char *p = res->col3;
 	int			n = 0;
@@ -297,12 +296,13 @@ note_prune_blockers(AwaRing ring, const AwaStepResult *res)
 
 		if (end == p)
 			break;
-		status->prune_blockers[ring][n++] = (int) pid;
+		pids[n++] = (int) pid;
 		p = (*end == ',') ? end + 1 : end;
 	}
-	status->nprune_blockers[ring] = n;
+	return n;
 }
 
+/* A rotation's or prune's outcome, in the statistics and in the status. */
 static void
 count_ring_outcome(AwaRing ring, bool rotate, const AwaStepResult *res)
 {
@@ -313,21 +313,15 @@ count_ring_outcome(AwaRing ring, bool rotate, const AwaStepResult *res)
 	if (idx < 0)
 		return;
 	awa_stats_count_ring(ring, rotate, idx);
-	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
 	if (rotate)
-	{
-		status->rotations[ring][idx]++;
-		if (res->col2[0])
-			strlcpy(status->last_blocker[ring], res->col2, AWA_LABEL_LEN);
-	}
+		awa_status_note_rotate(ring, idx, res->col2);
 	else
 	{
-		status->prunes[ring][idx]++;
-		if (res->col2[0])
-			strlcpy(status->last_prune_reason[ring], res->col2, AWA_LABEL_LEN);
-		note_prune_blockers(ring, res);
+		int			pids[AWA_PRUNE_BLOCKERS_MAX];
+		int			n = prune_blockers(res, pids);
+
+		awa_status_note_prune(ring, idx, res->col2, pids, n);
 	}
-	LWLockRelease(awa_shared->lock);
 }
 
 /*
@@ -349,7 +343,7 @@ ring_tick(AwaRing ring, TimestampTz now)
 	snprintf(label, sizeof(label), "rotate of the %s ring", awa_ring_names[ring]);
 	snprintf(sql, sizeof(sql),
 			 "SELECT outcome, blocker FROM awa.rotate('awa', '%s')", awa_ring_names[ring]);
-	if (awa_run_step(status, label, sql, &res) && res.extension == AWA_EXT_READY)
+	if (awa_run_step(label, sql, &res) && res.extension == AWA_EXT_READY)
 		count_ring_outcome(ring, true, &res);
 
 	snprintf(label, sizeof(label), "prune of the %s ring", awa_ring_names[ring]);
@@ -361,7 +355,7 @@ ring_tick(AwaRing ring, TimestampTz now)
 	else
 		snprintf(sql, sizeof(sql),
 				 "SELECT outcome, reason FROM awa.prune('awa', '%s')", awa_ring_names[ring]);
-	if (awa_run_step(status, label, sql, &res) && res.extension == AWA_EXT_READY)
+	if (awa_run_step(label, sql, &res) && res.extension == AWA_EXT_READY)
 		count_ring_outcome(ring, false, &res);
 }
 
@@ -378,7 +372,7 @@ job_tick(TimestampTz now, TimestampTz *next_at, int interval_ms, const char *lab
 	if (now < *next_at)
 		return;
 	*next_at = after_ms(now, interval_ms);
-	if (awa_run_step(status, label, sql, &res) && res.extension == AWA_EXT_READY &&
+	if (awa_run_step(label, sql, &res) && res.extension == AWA_EXT_READY &&
 		runs_counter < AWA_NCOUNTERS)	/* AWA_NCOUNTERS: a step not counted */
 	{
 		awa_stats_count(runs_counter, 1);
@@ -395,27 +389,20 @@ count_fold(const AwaStepResult *res, bool trimmed)
 {
 	uint64		rows = 0;
 
-	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
 	if (strcmp(res->col1, "stood_down") == 0)
 	{
-		status->folds_stood_down++;
 		awa_stats_count(AWA_C_FOLDS_STOOD_DOWN, 1);
-		strlcpy(status->pin_holder, res->col3, AWA_ERROR_LEN);
+		awa_status_note_fold(AWA_FOLD_STOOD_DOWN, trimmed, 0, res->col3);
 	}
 	else if (strcmp(res->col1, "folded") == 0)
 	{
 		rows = strtoul(res->col2, NULL, 10);
-		status->folds_run++;
 		awa_stats_count(AWA_C_FOLDS_RUN, 1);
 		awa_stats_count(trimmed ? AWA_C_ROWS_TRIMMED : AWA_C_ROWS_FOLDED, rows);
-		if (trimmed)
-			status->rows_trimmed += rows;
-		else
-			status->rows_folded += rows;
-		status->pin_holder[0] = '\0';
+		awa_status_note_fold(AWA_FOLD_FOLDED, trimmed, rows, NULL);
 	}
-	status->last_fold_at = GetCurrentTimestamp();
-	LWLockRelease(awa_shared->lock);
+	else
+		awa_status_note_fold(AWA_FOLD_OTHER, trimmed, 0, NULL);
 	return rows >= (uint64) awa_bgw_fold_batch_size;
 }
 
@@ -449,7 +436,7 @@ purge_tick(void)
 		AwaStepResult res;
 		uint64		rows;
 
-		if (!awa_run_step(status, "failed_jobs retention",
+		if (!awa_run_step("failed_jobs retention",
 						  "SELECT outcome, purged, pin FROM awa.purge_failed_jobs_gated('awa')",
 						  &res) || res.extension != AWA_EXT_READY)
 			return false;
@@ -457,13 +444,7 @@ purge_tick(void)
 		if (strcmp(res.col1, "folded") != 0)
 			return false;		/* stood down under a pin */
 		rows = strtoull(res.col2, NULL, 10);
-		if (rows > 0)
-		{
-			LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
-			status->failed_jobs_purged += rows;
-			status->purge_batches++;
-			LWLockRelease(awa_shared->lock);
-		}
+		awa_status_note_purge(rows);
 		if (rows < (uint64) awa_bgw_fold_batch_size)
 			return false;
 		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), PURGE_BUDGET_MS))
@@ -489,11 +470,11 @@ fold_tick(TimestampTz now)
 	if (now < sched.next_fold)
 		return;
 	sched.next_fold = after_ms(now, awa_bgw_fold_interval);
-	if (awa_run_step(status, "fold of the rollup deltas",
+	if (awa_run_step("fold of the rollup deltas",
 					 "SELECT outcome, folded_rows, pin FROM awa.fold_terminal_rollup_deltas('awa')",
 					 &res) && res.extension == AWA_EXT_READY)
 		more |= count_fold(&res, false);
-	if (awa_run_step(status, "fold of the ring ledgers",
+	if (awa_run_step("fold of the ring ledgers",
 					 "SELECT outcome, trimmed_rows, pin FROM awa.fold_ring_rotation_ledgers('awa')",
 					 &res) && res.extension == AWA_EXT_READY)
 		more |= count_fold(&res, true);
@@ -507,7 +488,7 @@ fold_tick(TimestampTz now)
 		sched.next_fold = now;
 		return;
 	}
-	awa_auto_flip_tick(status, now);
+	awa_auto_flip_tick(now);
 }
 
 /*
@@ -541,23 +522,23 @@ worker_tick(void)
 	TimestampTz next = after_ms(now, IDLE_RECHECK_MS);
 	int			r;
 
-	awa_status_count_tick(status);
+	awa_status_count_tick();
 	if (!awa_bgw_enabled)
 	{
 		leader_release();
-		awa_status_set_state(status, AWA_STATE_DISABLED);
+		awa_status_set_state(AWA_STATE_DISABLED);
 		return next;
 	}
 	if (RecoveryInProgress())
 	{
 		leader_release();
-		awa_status_set_state(status, AWA_STATE_IN_RECOVERY);
+		awa_status_set_state(AWA_STATE_IN_RECOVERY);
 		return next;
 	}
 	if (!role_fit(now))
 	{
 		leader_release();
-		awa_status_set_state(status, AWA_STATE_BAD_ROLE);
+		awa_status_set_state(AWA_STATE_BAD_ROLE);
 		return next;
 	}
 	if (!extension_ready())
@@ -567,10 +548,10 @@ worker_tick(void)
 	heartbeat(now);
 	if (!sched.is_leader)
 	{
-		awa_status_set_state(status, AWA_STATE_FOLLOWER);
+		awa_status_set_state(AWA_STATE_FOLLOWER);
 		return Min(next, sched.next_leader_try);
 	}
-	awa_status_set_state(status, AWA_STATE_LEADER);
+	awa_status_set_state(AWA_STATE_LEADER);
 
 	job_tick(now, &sched.next_promote, awa_bgw_promote_interval, "promotion of deferred jobs",
 			 "SELECT promoted FROM awa.promote_deferred('awa')",
@@ -616,7 +597,7 @@ database_still_listed(void)
 		listed = true;			/* a bad list is the launcher's to report */
 	foreach(lc, names)
 	{
-		if (strcmp((const char *) lfirst(lc), status->dbname) == 0)
+		if (strcmp((const char *) lfirst(lc), awa_status_dbname()) == 0)
 			listed = true;
 	}
 	list_free(names);
@@ -652,7 +633,7 @@ new_instance_id(void)
 	AwaStepResult res;
 
 	/* gen_random_uuid() is core; it needs no extension and writes nothing */
-	awa_run_session_step(status, "instance id", "SELECT pg_catalog.gen_random_uuid()::text",
+	awa_run_session_step("instance id", "SELECT pg_catalog.gen_random_uuid()::text",
 						 &res);
 	if (res.col1[0] == '\0')
 		snprintf(res.col1, sizeof(res.col1), "00000000-0000-4000-8000-%012x", MyProcPid);
@@ -677,7 +658,7 @@ awa_bgw_worker_main(Datum main_arg)
 	pgstat_report_appname(AWA_BGW_WORKER_TYPE);
 	pin_settings();
 
-	status = awa_status_attach(dboid, args.dbname);
+	awa_status_attach(dboid, args.dbname);
 	awa_stats_attach(dboid, args.dbname);
 	memset(&sched, 0, sizeof(sched));
 	sched.role_named = OidIsValid(args.roleoid);
@@ -709,7 +690,7 @@ awa_bgw_worker_main(Datum main_arg)
 			{
 				ereport(LOG,
 						(errmsg("awa_bgw: database \"%s\" is no longer listed in awa_bgw.databases; "
-								"worker exiting", status->dbname)));
+								"worker exiting", awa_status_dbname())));
 				leader_release();
 				proc_exit(0);
 			}
@@ -717,7 +698,7 @@ awa_bgw_worker_main(Datum main_arg)
 			run_everything_now();
 			sched.next_role_check = 0;
 		}
-		if (awa_status_take_wake(status))
+		if (awa_status_take_wake())
 			run_everything_now();
 	}
 }
