@@ -509,7 +509,7 @@ unique_purge_tick(TimestampTz now)
 	snprintf(sql, sizeof(sql),
 			 "SELECT outcome, purged, last_job_id FROM awa.purge_unique_keys(" INT64_FORMAT ")",
 			 sched.unique_after);
-	if (awa_run_step(status, "purge of unique keys", sql, &res) &&
+	if (awa_run_step("purge of unique keys", sql, &res) &&
 		res.extension == AWA_EXT_READY && strcmp(res.col1, "folded") == 0)
 		sched.unique_after = strtoll(res.col3, NULL, 10);
 }
