@@ -28,7 +28,7 @@ awa_bgw.runtime_heartbeat_interval = '200ms'
 $node->start;
 
 #---------------------------------------------------------------------------
-# helpers (sql, status and wait_until come from t/AwaNode.pm)
+# helpers (sql, status, wait_until and count_in_log come from t/AwaNode.pm)
 
 sub wait_log
 {
@@ -81,14 +81,6 @@ sub leader_lock_holders
 		      AND classid::bigint = (${LEADER_KEY}::bigint >> 32)
 		      AND objid::bigint = (${LEADER_KEY}::bigint & 4294967295)
 		      AND objsubid = 1});
-}
-
-sub count_in_log
-{
-	my ($re) = @_;
-	my $log = slurp_file($node->logfile);
-	my $n = () = $log =~ /$re/g;
-	return $n;
 }
 
 my $nosuchdb_waiting =

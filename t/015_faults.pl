@@ -30,21 +30,13 @@ awa_bgw.job_heartbeat_timeout = '1h'
 $node->start;
 
 #---------------------------------------------------------------------------
-# helpers (sql, status and wait_until come from t/AwaNode.pm)
+# helpers (sql, status, wait_until and count_in_log come from t/AwaNode.pm)
 
 sub wait_log
 {
 	my ($what, $re) = @_;
 	ok($node->wait_for_log($re, 0), $what) or die "gave up waiting: $what";
 	return;
-}
-
-sub count_in_log
-{
-	my ($re) = @_;
-	my $log = slurp_file($node->logfile);
-	my $n = () = $log =~ /$re/g;
-	return $n;
 }
 
 # the databases that have an awa_bgw worker

@@ -4,7 +4,8 @@
 # The scaffolding the TAP tests share: a PostgreSQL::Test::Cluster with awa_bgw
 # preloaded for database postgres, and the few helpers every test wrote for itself
 # (run a query, read a column of awa.maintenance_status, wait for a condition, wait
-# for the worker to lead). The plain helpers act on the node made last by
+# for the worker to lead, count lines of the server log, load and drain the bench
+# schema's queue). The plain helpers act on the node made last by
 # AwaNode->create (a test with one node never names it); a test with several nodes
 # calls the methods of each.
 
@@ -14,12 +15,26 @@ use strict;
 use warnings;
 use parent 'PostgreSQL::Test::Cluster';
 use Exporter 'import';
+use Scalar::Util qw(blessed);
+use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(time);
 
-our @EXPORT = qw(sql status wait_until);
+our @EXPORT = qw(sql status wait_until wait_leader count_in_log load_bench drain_bench);
 
 # the node the plain helpers act on
 my $current;
+
+# wait_leader, count_in_log, load_bench and drain_bench are called either way: as a
+# method of a node, or plainly, acting on the current node; _self takes the node off
+# their arguments when it is there.
+sub _self
+{
+	my ($args) = @_;
+	return shift @$args
+	  if blessed($args->[0]) && $args->[0]->isa('PostgreSQL::Test::Cluster');
+	return $current;
+}
 
 # AwaNode->create($name, $settings, %init): an initialised node (not started, init()
 # given %init) with awa_bgw preloaded, maintaining database postgres unless $settings
@@ -75,6 +90,60 @@ sub create_extension_and_lead
 		"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = '$db'")
 	  or die "the worker of database $db did not become leader";
 	return;
+}
+
+# [$node->]wait_leader($what): one test, as wait_for, that passes once the worker of
+# database postgres leads
+sub wait_leader
+{
+	my $self = _self(\@_);
+	my ($what) = @_;
+	$self->wait_for($what,
+		"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'");
+	return;
+}
+
+# [$node->]count_in_log($re): how many times $re matches in the whole server log
+sub count_in_log
+{
+	my $self = _self(\@_);
+	my ($re) = @_;
+	my $log = slurp_file($self->logfile);
+	my $n = () = $log =~ /$re/g;
+	return $n;
+}
+
+# [$node->]load_bench($db): the pgbench harness's schema (bench/schema.sql) in $db, with
+# its logging of enqueued, claimed and completed job ids on (bench.log); the extension
+# must be there already
+sub load_bench
+{
+	my $self = _self(\@_);
+	my ($db) = @_;
+	$db //= 'postgres';
+	$self->run_sql(slurp_file('bench/schema.sql'), $db);
+	$self->run_sql("ALTER DATABASE $db SET bench.log = 'on'", $db);
+	return;
+}
+
+# [$node->]drain_bench($secs, $db, $batch): consume the queue 'bench' in $db
+# (bench.consume($batch), 1000 by default) until it has no available, running or
+# scheduled job, for at most $secs seconds; true if it drained (the caller asserts it)
+sub drain_bench
+{
+	my $self = _self(\@_);
+	my ($secs, $db, $batch) = @_;
+	$batch //= 1000;
+	my $drained = 0;
+	my $deadline = time() + $secs;
+	while (!$drained && time() < $deadline)
+	{
+		$self->run_sql("CALL bench.consume($batch)", $db);
+		$drained = $self->run_sql(
+			"SELECT available = 0 AND running = 0 AND scheduled = 0 FROM awa.queue_counts('bench')",
+			$db) eq 't';
+	}
+	return $drained;
 }
 
 sub sql        { return $current->run_sql(@_); }
