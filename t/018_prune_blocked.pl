@@ -20,18 +20,15 @@ use warnings;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
-use Time::HiRes qw(time sleep);
 
 my $SAMPLE_SECS = 9;
 my $WAIT_BOUND = 5;    # s; prune_lock_timeout is 100 ms
 
-my $node = PostgreSQL::Test::Cluster->new('prune_blocked');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('prune_blocked', q{
 awa_bgw.queue_rotate_interval = '100ms'
 awa_bgw.lease_rotate_interval = '100ms'
 awa_bgw.claim_rotate_interval = '100ms'
@@ -41,23 +38,9 @@ max_connections = 30
 });
 $node->start;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
-
-sub status { return sql("SELECT $_[0] FROM awa.maintenance_status WHERE database = 'postgres'"); }
-
-sub wait_until
-{
-	my ($what, $query, $expected) = @_;
-	ok($node->poll_query_until('postgres', $query, $expected), $what)
-	  or die "gave up waiting: $what";
-	return;
-}
-
 sql('CREATE EXTENSION awa_bgw');
-sql(slurp_file('bench/schema.sql'));
-sql(q{ALTER DATABASE postgres SET bench.log = 'on'});
-wait_until('the worker leads',
-	"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'");
+load_bench();
+wait_leader('the worker leads');
 
 # the load: 2 producers at 100 jobs/s in all, 2 waiting consumers; long enough for
 # every phase below (each waits for its condition, not for the clock)
@@ -191,15 +174,7 @@ for my $name (sort keys %bench)
 }
 
 # drain, then exactly-once by job id
-my $drained = 0;
-my $deadline = time() + 120;
-while (!$drained && time() < $deadline)
-{
-	sql('CALL bench.consume(1000)');
-	$drained =
-	  sql("SELECT available = 0 AND running = 0 AND scheduled = 0 FROM awa.queue_counts('bench')")
-	  eq 't';
-}
+my $drained = drain_bench(120);
 ok($drained, 'the queue drained');
 my $enqueued = sql('SELECT count(*) FROM bench.enqueued');
 cmp_ok($enqueued, '>', 1000, "the producers enqueued $enqueued jobs");

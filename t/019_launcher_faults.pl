@@ -12,15 +12,14 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('launcher_faults');
-$node->init;
 # Two slots: the launcher's (static) and one dynamic worker. No logical replication
 # launcher and no parallel workers, so nothing else takes a slot.
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'awa_bgw'
+my $node = AwaNode->create('launcher_faults', q{
 max_worker_processes = 2
 max_logical_replication_workers = 0
 max_parallel_workers = 0
@@ -36,29 +35,7 @@ awa_bgw.runtime_heartbeat_interval = '200ms'
 $node->start;
 
 #---------------------------------------------------------------------------
-# helpers
-
-sub sql
-{
-	my ($query, $db) = @_;
-	return $node->safe_psql($db // 'postgres', $query);
-}
-
-sub wait_until
-{
-	my ($what, $query, $expected, $db) = @_;
-	my $ok = $node->poll_query_until($db // 'postgres', $query, $expected);
-	ok($ok, $what) or die "gave up waiting: $what";
-	return;
-}
-
-sub count_in_log
-{
-	my ($re) = @_;
-	my $log = slurp_file($node->logfile);
-	my $n = () = $log =~ /$re/g;
-	return $n;
-}
+# helpers (sql, wait_until and count_in_log come from t/AwaNode.pm)
 
 # a column of db's row in awa.maintenance_status (read from postgres: shared memory)
 sub status_of
@@ -93,8 +70,7 @@ my $worker_exited = qr/awa_bgw: worker for database "[^"]*" exited/;
 # 1. No free background worker slot.
 
 sql('CREATE EXTENSION awa_bgw');
-wait_until('the postgres worker leads (it has the one dynamic slot)',
-	q{SELECT state FROM awa.maintenance_status WHERE database = 'postgres'}, 'leader');
+wait_leader('the postgres worker leads (it has the one dynamic slot)');
 
 sql('CREATE DATABASE db1');
 wait_until(

@@ -10,17 +10,15 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('failed_purge');
-$node->init;
 # fold_interval 10 s: one batch of 1000 per interval (the old way) would need five
 # minutes for the backlog, longer than the test's deadline
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'awa_bgw'
+my $node = AwaNode->create('failed_purge', q{
 max_worker_processes = 16
-awa_bgw.databases = 'postgres'
 awa_bgw.leader_retry_interval = '200ms'
 awa_bgw.fold_interval = '10s'
 awa_bgw.fold_batch_size = 1000
@@ -29,33 +27,12 @@ awa_bgw.horizon_pin_min_age = '1s'
 });
 $node->start;
 
-sub sql
-{
-	my ($query) = @_;
-	return $node->safe_psql('postgres', $query);
-}
-
-sub wait_until
-{
-	my ($what, $query, $expected) = @_;
-	my $ok = $node->poll_query_until('postgres', $query, $expected);
-	ok($ok, $what) or die "gave up waiting: $what";
-	return;
-}
-
-sub status
-{
-	my ($expr) = @_;
-	return sql("SELECT $expr FROM awa.maintenance_status WHERE database = 'postgres'");
-}
-
 my $counts = q{SELECT count(*) FILTER (WHERE failed_at < now() - interval '1h') || '/'
                    || count(*) FILTER (WHERE failed_at >= now() - interval '1h')
                  FROM awa.failed_jobs};
 
 sql('CREATE EXTENSION awa_bgw');
-wait_until('the worker leads',
-	q{SELECT state FROM awa.maintenance_status WHERE database = 'postgres'}, 'leader');
+wait_leader('the worker leads');
 
 #---------------------------------------------------------------------------
 # 1. A pin on the horizon: idle in transaction with a write xid, older than 1 s.

@@ -14,41 +14,25 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('schedules');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'awa_bgw'
+my $node = AwaNode->create('schedules', q{
 max_worker_processes = 16
-awa_bgw.databases = 'postgres'
 awa_bgw.leader_retry_interval = '200ms'
 awa_bgw.runtime_heartbeat_interval = '200ms'
 awa_bgw.job_heartbeat_timeout = '1h'
 });
 $node->start;
 
-sub sql
-{
-	my ($query) = @_;
-	return $node->safe_psql('postgres', $query);
-}
-
-sub wait_until
-{
-	my ($what, $query, $expected) = @_;
-	my $ok = $node->poll_query_until('postgres', $query, $expected);
-	ok($ok, $what) or die "gave up waiting: $what";
-	return;
-}
-
+# wait until the worker leads (one test, named $what); its pid
 sub leader
 {
 	my ($what) = @_;
-	wait_until($what,
-		q{SELECT state FROM awa.maintenance_status WHERE database = 'postgres'}, 'leader');
-	return sql(q{SELECT pid FROM awa.maintenance_status WHERE database = 'postgres'});
+	wait_leader($what);
+	return status('pid');
 }
 
 # jobs of a kind (an entry carried forward keeps its job id)
@@ -161,8 +145,7 @@ is( sql(q{SELECT count(DISTINCT job_id) FROM awa.ready_entries WHERE queue = 'sc
 	$before + 1, 'only the sentinel fired after the restart');
 is(sql(q{SELECT awa.unschedule('plain')}), 't', 'unschedule');
 is(sql(q{SELECT count(*) FROM awa.schedules WHERE name = 'plain'}), '0', 'the schedule is gone');
-is(sql(q{SELECT errors FROM awa.maintenance_status WHERE database = 'postgres'}), '0',
-	'no step failed');
+is(status('errors'), '0', 'no step failed');
 
 $node->stop;
 done_testing();

@@ -13,15 +13,13 @@ use warnings;
 use CPAN::Meta::YAML;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('stats');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'awa_bgw'
+my $node = AwaNode->create('stats', q{
 max_worker_processes = 16
-awa_bgw.databases = 'postgres'
 awa_bgw.queue_rotate_interval = '100ms'
 awa_bgw.lease_rotate_interval = '200ms'
 awa_bgw.claim_rotate_interval = '200ms'
@@ -32,20 +30,6 @@ awa_bgw.rescue_interval = '200ms'
 awa_bgw.horizon_pin_min_age = '60s'
 });
 $node->start;
-
-sub sql
-{
-	my ($query) = @_;
-	return $node->safe_psql('postgres', $query);
-}
-
-sub wait_until
-{
-	my ($what, $query) = @_;
-	my $ok = $node->poll_query_until('postgres', $query);
-	ok($ok, $what) or die "gave up waiting: $what";
-	return;
-}
 
 sub stat_of
 {
@@ -65,8 +49,7 @@ sub traffic
 }
 
 sql('CREATE EXTENSION awa_bgw');
-wait_until('the worker leads',
-	q{SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'});
+wait_leader('the worker leads');
 is(stat_of('worker_starts'), '1', 'one worker start counted');
 is(stat_of('leader_terms'), '1', 'one leader term counted');
 my $reset0 = stat_of('stats_reset');
@@ -101,7 +84,7 @@ is(sql(q{SELECT count(*) FROM awa.worker_ring_stats WHERE database = 'postgres'}
 #---------------------------------------------------------------------------
 # 2. they survive the worker's death: the relaunched worker counts on
 
-my $pid = sql(q{SELECT pid FROM awa.maintenance_status WHERE database = 'postgres'});
+my $pid = status('pid');
 my $rotated_before = sql(
 	q{SELECT rotated FROM awa.worker_ring_stats WHERE database = 'postgres' AND ring = 'queue'});
 my $promoted_before = stat_of('jobs_promoted');
@@ -144,8 +127,7 @@ is( sql(
 	        FROM awa.worker_ring_stats WHERE database = 'postgres'}),
 	't', 'every ring counter zeroed, with the same stats_reset');
 sql(q{ALTER SYSTEM RESET awa_bgw.enabled; SELECT pg_reload_conf();});
-wait_until('the worker leads again',
-	q{SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'});
+wait_leader('the worker leads again');
 traffic();
 wait_until('they count again after the reset',
 	q{SELECT rotated > 0 FROM awa.worker_ring_stats
@@ -154,15 +136,14 @@ wait_until('they count again after the reset',
 #---------------------------------------------------------------------------
 # 4. a server restart zeroes them (nothing is written to disk)
 
-$pid = sql(q{SELECT pid FROM awa.maintenance_status WHERE database = 'postgres'});
+$pid = status('pid');
 sql("SELECT pg_terminate_backend($pid)");
 wait_until('a new worker leads again',
 	qq{SELECT pid <> $pid AND state = 'leader' FROM awa.maintenance_status
 	    WHERE database = 'postgres'});
 is(stat_of('worker_starts'), '1', 'one start since the reset');
 $node->restart;
-wait_until('the worker leads after the restart',
-	q{SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'});
+wait_leader('the worker leads after the restart');
 is(stat_of('worker_starts'), '1', 'the restart began the count again');
 is(stat_of('leader_terms'), '1', 'leader terms too');
 is(sql(qq{SELECT stats_reset > '$reset1' FROM awa.worker_stats WHERE database = 'postgres'}),

@@ -10,14 +10,12 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('wake');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('wake', q{
 awa_bgw.queue_rotate_interval = '1h'
 awa_bgw.lease_rotate_interval = '1h'
 awa_bgw.claim_rotate_interval = '1h'
@@ -26,24 +24,11 @@ awa_bgw.leader_retry_interval = '200ms'
 });
 $node->start;
 
-sub sql { return $node->safe_psql($_[1] // 'postgres', $_[0]); }
-
-sub status { return sql("SELECT $_[0] FROM awa.maintenance_status WHERE database = 'postgres'"); }
-
-sub wait_until
-{
-	my ($what, $query, $expected) = @_;
-	ok($node->poll_query_until('postgres', $query, $expected), $what)
-	  or die "gave up waiting: $what";
-	return;
-}
-
 my $queue_ticks = q{(SELECT sum(value::bigint) FROM jsonb_each_text(rotations->'queue')
                       WHERE key <> 'last_blocker')};
 
 sql('CREATE EXTENSION awa_bgw');
-wait_until('the worker leads',
-	"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'");
+wait_leader('the worker leads');
 # the worker's first queue rotate step has run (it found the ring idle); the next one
 # is an hour away
 wait_until('the first queue ring tick ran',
