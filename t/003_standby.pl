@@ -9,41 +9,24 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
-my $conf = q{
-shared_preload_libraries = 'awa_bgw'
+my $primary = AwaNode->create('primary', q{
 max_worker_processes = 16
-awa_bgw.databases = 'postgres'
 awa_bgw.queue_rotate_interval = '100ms'
 awa_bgw.lease_rotate_interval = '200ms'
 awa_bgw.claim_rotate_interval = '200ms'
 awa_bgw.leader_retry_interval = '200ms'
 awa_bgw.runtime_heartbeat_interval = '200ms'
-};
-
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', $conf);
+}, allows_streaming => 1);
 $primary->start;
 
 #---------------------------------------------------------------------------
-# helpers
-
-sub wait_until
-{
-	my ($node, $what, $query, $expected) = @_;
-	my $ok = $node->poll_query_until('postgres', $query, $expected);
-	ok($ok, $what) or die "gave up waiting: $what";
-	return;
-}
-
-sub status
-{
-	my ($node, $expr) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT $expr FROM awa.maintenance_status WHERE database = 'postgres'");
-}
+# helpers: two nodes, so the methods of t/AwaNode.pm (wait_for, worker_status,
+# wait_leader) on each
 
 my $state_query =
   q{SELECT state FROM awa.maintenance_status WHERE database = 'postgres'};
@@ -115,8 +98,7 @@ COMMIT;});
 	is("$slot|$claimed|$completed", "$cur|true|t",
 		$node->name . ": job enqueued into the current slot $cur, claimed, completed");
 	is($done_slot, $cur, $node->name . ': its completion is in the same slot');
-	wait_until(
-		$node,
+	$node->wait_for(
 		$node->name . ': queue ring rotates past generation ' . $gen
 		  . " and truncates slot $slot",
 		qq{SELECT c.generation > $gen
@@ -124,10 +106,10 @@ COMMIT;});
 		          AND awa.ring_is_idle('queue')
 		     FROM awa.ring_cursor('queue') c});
 	my $cond = join ' AND ', map {
-		my $n = status($node, "(rotations->'$_'->>'skipped_idle')::bigint");
+		my $n = $node->worker_status("(rotations->'$_'->>'skipped_idle')::bigint");
 		"(rotations->'$_'->>'skipped_idle')::bigint >= $n + 2"
 	} qw(queue claim);
-	wait_until($node, $node->name . ': the worker finds the queue and claim rings idle',
+	$node->wait_for($node->name . ': the worker finds the queue and claim rings idle',
 		"SELECT $cond FROM awa.maintenance_status WHERE database = 'postgres'");
 	return;
 }
@@ -137,10 +119,10 @@ COMMIT;});
 #    with the same configuration (copied with the data directory).
 
 $primary->safe_psql('postgres', 'CREATE EXTENSION awa_bgw');
-wait_until($primary, 'primary worker leads', $state_query, 'leader');
+$primary->wait_leader('primary worker leads');
 
 $primary->backup('base');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
+my $standby = AwaNode->new('standby');
 $standby->init_from_backup($primary, 'base', has_streaming => 1);
 $standby->start;
 
@@ -152,18 +134,18 @@ is( $standby->safe_psql('postgres', 'SHOW shared_preload_libraries'),
 #---------------------------------------------------------------------------
 # 2. Standby: the worker runs and says in_recovery.
 
-wait_until($standby, 'standby worker reports in_recovery',
+$standby->wait_for('standby worker reports in_recovery',
 	$state_query, 'in_recovery');
 my $standby_pid = $standby->safe_psql('postgres',
 	q{SELECT pid FROM pg_stat_activity
 	   WHERE backend_type = 'awa_bgw worker' AND datname = 'postgres'});
 like($standby_pid, qr/^\d+$/, 'standby has an awa_bgw worker for postgres');
-is(status($standby, 'pid'), $standby_pid, 'its status row carries its pid');
+is($standby->worker_status('pid'), $standby_pid, 'its status row carries its pid');
 is( $standby->safe_psql('postgres',
 		q{SELECT count(*) FROM awa.maintenance_status}),
 	'1', 'the standby\'s view shows the standby\'s own worker only');
-is(status($standby, 'leader_since IS NULL'), 't', 'no leader_since on the standby');
-my $since = status($standby, 'state_since');
+is($standby->worker_status('leader_since IS NULL'), 't', 'no leader_since on the standby');
+my $since = $standby->worker_status('state_since');
 like($standby->safe_psql('postgres', $activity_query),
 	qr/^(\S+=0 )+errors=0$/, 'standby worker has run no maintenance and had no error');
 
@@ -184,8 +166,8 @@ is($standby->safe_psql('postgres', $counts_query),
 	'0|0|0|2|0', 'the standby reads the same counts from the replayed data plane');
 is($standby->safe_psql('postgres', $state_query),
 	'in_recovery', 'standby worker still in_recovery');
-is(status($standby, 'pid'), $standby_pid, 'the same standby worker');
-is(status($standby, 'state_since'), $since, 'its state never changed');
+is($standby->worker_status('pid'), $standby_pid, 'the same standby worker');
+is($standby->worker_status('state_since'), $since, 'its state never changed');
 like($standby->safe_psql('postgres', $activity_query),
 	qr/^(\S+=0 )+errors=0$/, 'standby worker ran no rotate or prune and had no error');
 is( $standby->safe_psql('postgres',
@@ -200,10 +182,9 @@ is( $standby->safe_psql('postgres',
 
 $primary->stop;
 $standby->promote;
-wait_until($standby, 'promoted', 'SELECT pg_is_in_recovery()', 'f');
-wait_until($standby, 'after promotion the worker becomes leader',
-	$state_query, 'leader');
-is(status($standby, 'pid'), $standby_pid, 'the same worker process, no restart');
+$standby->wait_for('promoted', 'SELECT pg_is_in_recovery()', 'f');
+$standby->wait_leader('after promotion the worker becomes leader');
+is($standby->worker_status('pid'), $standby_pid, 'the same worker process, no restart');
 is( $standby->safe_psql('postgres',
 		q{SELECT string_agg(pid::text, ',') FROM pg_locks
 		   WHERE locktype = 'advisory' AND granted
@@ -212,17 +193,16 @@ is( $standby->safe_psql('postgres',
 	$standby_pid, 'it holds the leader lock');
 
 queue_round($standby);
-ok(status($standby, q{(rotations->'queue'->>'rotated')::bigint}) >= 1,
+ok($standby->worker_status(q{(rotations->'queue'->>'rotated')::bigint}) >= 1,
 	'promoted worker counts its rotations');
-ok(status($standby, q{(prunes->'queue'->>'pruned')::bigint}) >= 1,
+ok($standby->worker_status(q{(prunes->'queue'->>'pruned')::bigint}) >= 1,
 	'promoted worker counts its prunes');
-ok(status($standby, q{(prunes->'claim'->>'pruned')::bigint}) >= 1,
+ok($standby->worker_status(q{(prunes->'claim'->>'pruned')::bigint}) >= 1,
 	'promoted worker prunes the claim ring (the job\'s receipt)');
 is($standby->safe_psql('postgres', $counts_query),
 	'0|0|0|3|0', 'promoted: the third job is counted with the replayed two');
-is(status($standby, 'errors'), '0', 'no error on the promoted worker');
-wait_until(
-	$standby,
+is($standby->worker_status('errors'), '0', 'no error on the promoted worker');
+$standby->wait_for(
 	'promoted worker heartbeats',
 	"SELECT count(*) FROM awa.runtime_instances
 	  WHERE pid = $standby_pid AND binary_version = '0.7.0'", '1');

@@ -15,14 +15,12 @@ use warnings;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('load');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('load', qq{
 awa_bgw.queue_rotate_interval = '200ms'
 awa_bgw.lease_rotate_interval = '200ms'
 awa_bgw.claim_rotate_interval = '200ms'
@@ -33,12 +31,8 @@ awa_bgw.job_heartbeat_timeout = '10min'
 max_connections = 50
 });
 $node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION awa_bgw');
-$node->safe_psql('postgres', slurp_file('bench/schema.sql'));
-$node->safe_psql('postgres', q{ALTER DATABASE postgres SET bench.log = 'on'});
-$node->poll_query_until('postgres',
-	"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'")
-  or die 'the worker did not become leader';
+$node->create_extension_and_lead;
+load_bench();
 
 my $gen_sql = q{SELECT (SELECT generation FROM awa.queue_ring_rotations ORDER BY generation DESC LIMIT 1)
                     || ',' || (SELECT generation FROM awa.lease_ring_rotations ORDER BY generation DESC LIMIT 1)
@@ -46,19 +40,17 @@ my $gen_sql = q{SELECT (SELECT generation FROM awa.queue_ring_rotations ORDER BY
 
 # an abandoned attempt: claimed with a 1 s deadline and never finished; the worker's
 # rescue closes it and the job comes back as attempt 2
-$node->safe_psql('postgres', "SELECT awa.enqueue('abandoned', 'lost worker')");
+sql("SELECT awa.enqueue('abandoned', 'lost worker')");
 my ($abandoned_id, $abandoned_attempt, $abandoned_lease) = split /,/,
-  $node->safe_psql('postgres',
-	"SELECT job_id || ',' || attempt || ',' || run_lease FROM awa.claim('abandoned', 1, '1 s')");
+  sql("SELECT job_id || ',' || attempt || ',' || run_lease FROM awa.claim('abandoned', 1, '1 s')");
 is("$abandoned_id,$abandoned_attempt", '1,1', 'abandoned job claimed (attempt 1)');
 
 # the long job: claimed with no deadline, kept alive by heartbeats only
-$node->safe_psql('postgres', "SELECT awa.enqueue('long', 'slow')");   # job 2
+sql("SELECT awa.enqueue('long', 'slow')");   # job 2
 my ($long_id, $long_attempt, $long_lease) = split /,/,
-  $node->safe_psql('postgres',
-	"SELECT job_id || ',' || attempt || ',' || run_lease FROM awa.claim('long', 1, NULL)");
+  sql("SELECT job_id || ',' || attempt || ',' || run_lease FROM awa.claim('long', 1, NULL)");
 is("$long_id,$long_attempt", '2,1', 'long job claimed');
-is($node->safe_psql('postgres', "SELECT awa.heartbeat(2, $long_lease)"), 't', 'and heartbeats');
+is(sql("SELECT awa.heartbeat(2, $long_lease)"), 't', 'and heartbeats');
 
 # the load: 8 clients, each transaction a producer or a consumer call at random
 my ($out, $err) = ('', '');
@@ -75,8 +67,7 @@ is($pgbench->result(0), 0, 'pgbench ran to the end') or diag($err);
 note($out);
 # positive control: job ids were drawn by enqueues that rolled back (ids 1 and 2 are
 # the abandoned and the long job)
-cmp_ok($node->safe_psql('postgres',
-		'SELECT (SELECT last_value FROM awa.job_id_seq) - 2 - (SELECT count(*) FROM bench.enqueued)'),
+cmp_ok(sql('SELECT (SELECT last_value FROM awa.job_id_seq) - 2 - (SELECT count(*) FROM bench.enqueued)'),
 	'>', 100, 'enqueues rolled back during the load');
 
 # the rescued job is claimable again as attempt 2 (after the retry backoff, 2 s);
@@ -85,34 +76,25 @@ $node->poll_query_until('postgres',
 	"SELECT EXISTS (SELECT 1 FROM awa.deferred_jobs WHERE job_id = 1 AND attempt = 2 AND last_error LIKE 'rescued: deadline passed%')"
 	  . " OR EXISTS (SELECT 1 FROM awa.ready_entries WHERE job_id = 1 AND attempt = 2)")
   or die 'the abandoned attempt was not rescued';
-is($node->safe_psql('postgres', "SELECT awa.complete(1, $abandoned_lease)"), 'f',
+is(sql("SELECT awa.complete(1, $abandoned_lease)"), 'f',
 	'the rescued attempt cannot complete any more');
 $node->poll_query_until('postgres',
 	"SELECT EXISTS (SELECT 1 FROM awa.ready_entries WHERE job_id = 1 AND attempt = 2)")
   or die 'the rescued job was not promoted';
 my ($again_id, $again_attempt, $again_lease) = split /,/,
-  $node->safe_psql('postgres',
-	"SELECT job_id || ',' || attempt || ',' || run_lease FROM awa.claim('abandoned', 1)");
+  sql("SELECT job_id || ',' || attempt || ',' || run_lease FROM awa.claim('abandoned', 1)");
 is("$again_id,$again_attempt", '1,2', 'the rescued job is claimed again as attempt 2');
 isnt($again_lease, $abandoned_lease, 'attempt 2 has a token of its own');
-is($node->safe_psql('postgres', "SELECT awa.complete(1, $again_lease)"), 't', 'attempt 2 completes');
+is(sql("SELECT awa.complete(1, $again_lease)"), 't', 'attempt 2 completes');
 
 # drain what is left, then check exactly-once by job id
-my $drained = 0;
-my $drain_deadline = time() + 300;
-while (!$drained && time() < $drain_deadline)
-{
-	$node->safe_psql('postgres', 'CALL bench.consume(1000)');
-	$drained = $node->safe_psql('postgres',
-		"SELECT available = 0 AND running = 0 AND scheduled = 0 FROM awa.queue_counts('bench')"
-	) eq 't';
-}
+my $drained = drain_bench(300);
 ok($drained, 'the queue drained');
 
 # the long job, still running, heartbeats while light traffic keeps every ring turning,
 # until each has turned three wraps past this point (16 slots of the queue ring, 8 of
 # the lease and claim rings); then it completes normally
-my ($q0, $l0, $c0) = split /,/, $node->safe_psql('postgres', $gen_sql);
+my ($q0, $l0, $c0) = split /,/, sql($gen_sql);
 my $bg = $node->background_psql('postgres');
 my $beats_ok = 1;
 my $wrapped = 0;
@@ -133,28 +115,24 @@ is($bg->query_safe("SELECT awa.complete($long_id, $long_lease)"),
 	't', 'the long job completes normally after three wraps');
 $bg->quit;
 
-my $enqueued = $node->safe_psql('postgres', 'SELECT count(*) FROM bench.enqueued');
+my $enqueued = sql('SELECT count(*) FROM bench.enqueued');
 cmp_ok($enqueued, '>', 1000, "the producers enqueued $enqueued jobs");
-is($node->safe_psql('postgres',
-		'SELECT count(*) FROM bench.enqueued e WHERE NOT EXISTS (SELECT 1 FROM bench.completed c WHERE c.job_id = e.job_id)'),
+is(sql('SELECT count(*) FROM bench.enqueued e WHERE NOT EXISTS (SELECT 1 FROM bench.completed c WHERE c.job_id = e.job_id)'),
 	'0', 'every committed enqueue was completed');
-is($node->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT job_id) FROM bench.claimed'),
+is(sql('SELECT count(*) - count(DISTINCT job_id) FROM bench.claimed'),
 	'0', 'no job was claimed twice');
-is($node->safe_psql('postgres',
-		'SELECT count(*) FROM bench.claimed c WHERE NOT EXISTS (SELECT 1 FROM bench.enqueued e WHERE e.job_id = c.job_id)'),
+is(sql('SELECT count(*) FROM bench.claimed c WHERE NOT EXISTS (SELECT 1 FROM bench.enqueued e WHERE e.job_id = c.job_id)'),
 	'0', 'no rolled-back enqueue was ever claimed');
-is($node->safe_psql('postgres', 'SELECT count(*) - count(DISTINCT job_id) FROM bench.completed'),
+is(sql('SELECT count(*) - count(DISTINCT job_id) FROM bench.completed'),
 	'0', 'no job was completed twice');
-is($node->safe_psql('postgres',
-		'SELECT count(*) FROM bench.completed c WHERE NOT EXISTS (SELECT 1 FROM bench.enqueued e WHERE e.job_id = c.job_id)'),
+is(sql('SELECT count(*) FROM bench.completed c WHERE NOT EXISTS (SELECT 1 FROM bench.enqueued e WHERE e.job_id = c.job_id)'),
 	'0', 'only enqueued jobs were completed');
-is($node->safe_psql('postgres', 'SELECT completed, failed FROM awa.queue_counts(\'bench\')'),
+is(sql('SELECT completed, failed FROM awa.queue_counts(\'bench\')'),
 	"$enqueued|0", 'queue_counts matches the completions exactly');
 
 # the rings turned and were truncated; the worker never failed a step
-my $st = $node->safe_psql('postgres',
-	"SELECT (prunes->'queue'->>'pruned')::int, (prunes->'claim'->>'pruned')::int, (prunes->'lease'->>'pruned')::int, errors, coalesce(last_error, '') FROM awa.maintenance_status WHERE database = 'postgres'"
-);
+my $st = status("(prunes->'queue'->>'pruned')::int, (prunes->'claim'->>'pruned')::int, "
+	  . "(prunes->'lease'->>'pruned')::int, errors, coalesce(last_error, '')");
 my ($pq, $pc, $pl, $errors, $last_error) = split /\|/, $st;
 cmp_ok($pq, '>', 10, "queue slots were truncated ($pq prunes)");
 cmp_ok($pc, '>', 10, "claim slots were truncated ($pc prunes)");
@@ -164,23 +142,22 @@ is($errors, '0', "no maintenance step failed $last_error");
 # no UPDATE or DELETE on any ring family, nor on ring state and slot rows; positive
 # control: the families and the ledgers took inserts (stats flushed by the worker and
 # by this session)
-$node->safe_psql('postgres', 'SELECT pg_stat_force_next_flush()');
+sql('SELECT pg_stat_force_next_flush()');
 $node->poll_query_until('postgres',
 	"SELECT sum(n_tup_ins) > $enqueued FROM pg_stat_user_tables WHERE schemaname = 'awa' AND relname ~ '^ready_entries_[0-9]+\$'"
 ) or die 'statistics did not arrive';
-my $ring_writes = $node->safe_psql('postgres', q{
+my $ring_writes = sql(q{
 SELECT sum(n_tup_upd + n_tup_del), sum(n_tup_ins) > 0
   FROM pg_stat_user_tables
  WHERE schemaname = 'awa'
    AND relname ~ '^(ready_entries|done_entries|lease_claims|lease_claim_closures|leases)_[0-9]+$'});
 is($ring_writes, '0|t', 'ring families: inserts only, no UPDATE or DELETE');
-my $control = $node->safe_psql('postgres', q{
+my $control = sql(q{
 SELECT sum(n_tup_upd + n_tup_del + n_dead_tup)
   FROM pg_stat_user_tables
  WHERE schemaname = 'awa' AND relname ~ '_ring_(state|slots)$'});
 is($control, '0', 'ring state and slot rows: no update, delete or dead tuple');
-cmp_ok($node->safe_psql('postgres',
-		"SELECT sum(n_tup_ins) FROM pg_stat_user_tables WHERE schemaname = 'awa' AND relname ~ '_ring_rotations\$'"),
+cmp_ok(sql("SELECT sum(n_tup_ins) FROM pg_stat_user_tables WHERE schemaname = 'awa' AND relname ~ '_ring_rotations\$'"),
 	'>', 100, 'the ledgers took the rotations');
 
 $node->stop;

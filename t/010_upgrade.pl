@@ -17,14 +17,12 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode qw(status);
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('upgrade');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+my $node = AwaNode->create('upgrade', qq{
 awa_bgw.queue_rotate_interval = '100ms'
 awa_bgw.lease_rotate_interval = '100ms'
 awa_bgw.claim_rotate_interval = '100ms'
@@ -36,12 +34,9 @@ awa_bgw.auto_flip_stable_period = '2s'
 });
 $node->start;
 
-sub sql { my ($db, $q) = @_; return $node->safe_psql($db, $q); }
-sub status
-{
-	return sql('postgres',
-		"SELECT $_[0] FROM awa.maintenance_status WHERE database = 'postgres'");
-}
+# sql($db, $query): the database first, as nearly every call names one (status comes
+# from t/AwaNode.pm)
+sub sql { my ($db, $q) = @_; return $node->run_sql($q, $db); }
 
 # ---- 1. catalogs -------------------------------------------------------------------
 sub schema_dump

@@ -19,13 +19,12 @@ use warnings;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode qw(load_bench drain_bench);
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('up09');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'awa_bgw'
+my $node = AwaNode->create('up09', qq{
 awa_bgw.databases = 'postgres,seven'
 awa_bgw.queue_rotate_interval = '200ms'
 awa_bgw.lease_rotate_interval = '200ms'
@@ -40,15 +39,16 @@ max_worker_processes = 16
 $node->start;
 $node->safe_psql('postgres', 'CREATE DATABASE seven');
 
-sub sql { my ($db, $q) = @_; return $node->safe_psql($db, $q); }
+# sql($db, $query): the database first, as every call names one (load_bench and
+# drain_bench come from t/AwaNode.pm)
+sub sql { my ($db, $q) = @_; return $node->run_sql($q, $db); }
 
 # one database per starting version, the same story in each
 for my $case ([ 'postgres', '0.8' ], [ 'seven', '0.7' ])
 {
 	my ($db, $from) = @$case;
 	sql($db, "CREATE EXTENSION awa_bgw VERSION '$from'");
-	sql($db, slurp_file('bench/schema.sql'));
-	sql($db, "ALTER DATABASE $db SET bench.log = 'on'");
+	load_bench($db);
 	$node->poll_query_until($db,
 		"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = '$db'")
 	  or die "no leader in $db";
@@ -105,15 +105,7 @@ for my $case ([ 'postgres', '0.8' ], [ 'seven', '0.7' ])
 		'>', 100, "$db: the producers went on after the upgrade");
 
 	# drain the load's queue, then exactly-once by job id
-	my $drained = 0;
-	my $deadline = time() + 300;
-	while (!$drained && time() < $deadline)
-	{
-		sql($db, 'CALL bench.consume(500)');
-		$drained = sql($db,
-			"SELECT available = 0 AND running = 0 AND scheduled = 0 FROM awa.queue_counts('bench')"
-		) eq 't';
-	}
+	my $drained = drain_bench(300, $db, 500);
 	ok($drained, "$db: the load's queue drained");
 	is(sql($db, 'SELECT count(*) FROM bench.enqueued e WHERE NOT EXISTS '
 			  . '(SELECT 1 FROM bench.completed c WHERE c.job_id = e.job_id)'),
