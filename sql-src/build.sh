@@ -3,8 +3,9 @@
 #   sh sql-src/build.sh sql-src/awa_bgw--0.7.list
 # A list names one piece per line, relative to sql-src/; blank lines and lines
 # starting with # are skipped. Two directives:
-#   @code <list>      the code pieces (numbered 30 and up: CREATE OR REPLACE only,
-#                     safe to run again) of another list, for upgrade scripts;
+#   @code <list>      the code pieces of another list (every piece but those under
+#                     tables/ and upgrade/: CREATE OR REPLACE only, safe to run
+#                     again), for upgrade scripts;
 #   @columns-cursor   the data plane reads the cursor from the compat columns
 #                     (awa.ring_cursor_columns): the pre-ledger 0.6 has no ring_cursor.
 set -eu
@@ -17,7 +18,7 @@ pieces() {
 	grep -v '^[[:space:]]*\(#\|$\)' "$1" | while read -r piece arg; do
 		case $piece in
 		@code) pieces "$dir/$arg" | while read -r p; do
-			case $(basename "$p") in [3-9]*) echo "$p" ;; esac
+			case ${p#"$dir"/} in tables/* | upgrade/*) ;; *) echo "$p" ;; esac
 		done ;;
 		@*) ;;
 		*) echo "$dir/$piece" ;;

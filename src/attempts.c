@@ -5,7 +5,7 @@
  *	  §A.13): awa.fail(job_id, run_lease, error, retry_in) and
  *	  awa.heartbeat(job_id, run_lease, progress).
  *
- * What the PL/pgSQL functions of 72_attempts.sql do, step for step, with the
+ * What the PL/pgSQL functions of internal/attempts.sql do, step for step, with the
  * same checks, messages, SQLSTATEs and hints: READ COMMITTED; the argument
  * checks; the attempt's private lock; with a snapshot taken after it, the
  * attempt's open receipt (complete.c); then

@@ -6,7 +6,7 @@
  *	  enqueue, enqueue_batch (once per job) and register_queue call.
  *
  * The rules, messages, SQLSTATEs and hints are those of the PL/pgSQL
- * check_name, check_payload and check_job of 70_jobs.sql (which 0.7 and 0.8
+ * check_name, check_payload and check_job of api/jobs.sql (which 0.7 and 0.8
  * keep), in the same order; sql/06_api.sql and sql/10_hostile.sql check them
  * on every version.
  *

@@ -4,7 +4,7 @@
  *	  Completing one attempt in 0.9, in C (docs/storage.md §A.13):
  *	  awa.complete(job_id, run_lease).
  *
- * What the PL/pgSQL complete does (72_attempts.sql), step for step: READ
+ * What the PL/pgSQL complete does (internal/attempts.sql), step for step: READ
  * COMMITTED; the attempt's lock (private, keyed by awa_attempt_lock_key);
  * with a snapshot taken after the lock, the attempt's open receipt (the claim
  * children probed from the current claim slot backwards by (job_id,

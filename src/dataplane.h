@@ -29,7 +29,7 @@ typedef struct ChildScan
 
 /*
  * The fixed shape of 0.9, the one C spelling of it: SQL's is awa.lane_shards()
- * and awa.ring_slot_count() (sql-src/70_jobs.sql, sql-src/30_names.sql). The
+ * and awa.ring_slot_count() (sql-src/api/jobs.sql, sql-src/internal/names.sql). The
  * lease ring's size is not needed in C.
  */
 #define AWA_LANE_SHARDS		4

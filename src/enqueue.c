@@ -396,7 +396,7 @@ awa_next_job_id(void)
  *
  * With a unique_key (or a unique_for or unique_states, which awa.unique_job
  * refuses without one), the id of the job that stands in the new one's way
- * is returned and nothing is written (sql-src/0.9/70_unique.sql).
+ * is returned and nothing is written (sql-src/api/0.9/unique.sql).
  */
 Datum
 awa_enqueue(PG_FUNCTION_ARGS)

@@ -4,7 +4,7 @@
  *	  awa.enqueue_batch(queue, jobs jsonb) in C for 0.9 (docs/storage.md
  *	  §A.13): many jobs in one round trip.
  *
- * What the PL/pgSQL function of 70_jobs.sql (kept by 0.7 and 0.8) does, in
+ * What the PL/pgSQL function of api/jobs.sql (kept by 0.7 and 0.8) does, in
  * the same order and with the same errors: the isolation level, the queue's
  * name, the array's shape and size; then each element read as the SQL did
  * (e->>'kind', coalesce(e->'args', '{}'), (e->>'priority')::smallint and so

@@ -23,7 +23,7 @@
  *
  * The keys C takes are built here only (awa_claim_lock_key,
  * awa_attempt_lock_key), from the same names as their SQL builders in
- * sql-src/33_private_locks.sql (awa.claim_lock_key, awa.attempt_lock_key):
+ * sql-src/internal/private_locks.sql (awa.claim_lock_key, awa.attempt_lock_key):
  * a C claim and an SQL cancel or prune must take the very same lock.
  *
  * src/privlock.c

@@ -1,4 +1,4 @@
--- 0.8 -> 0.9 (docs/storage.md Part A §A.9), before 0.9/21_windows.sql and the 0.9
+-- 0.8 -> 0.9 (docs/storage.md Part A §A.9), before tables/0.9/windows.sql and the 0.9
 -- code: the ready entries already claimed or cancelled leave the queue ring (running
 -- jobs live on in their receipts, which carry their bodies); the entries left are
 -- every job still waiting, which 0.9 reads as committed before any snapshot (txid 0):

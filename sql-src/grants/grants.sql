@@ -1,0 +1,22 @@
+-- Privileges: maintenance and internals are revoked from PUBLIC; the status views and
+-- the read-only helpers they call stay readable.
+
+REVOKE ALL ON ALL TABLES IN SCHEMA awa FROM PUBLIC;
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA awa FROM PUBLIC;
+
+GRANT EXECUTE ON FUNCTION awa.semver_rank(text), awa.ring_authority_min_flip_version()
+    TO PUBLIC;
+
+-- The application API (SECURITY DEFINER, pinned search_path): grant it to a role with
+--   GRANT USAGE ON SCHEMA awa TO app;
+--   GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int),
+--       awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval, interval),
+--       awa.complete(bigint, bigint), awa.complete_batch(bigint[], bigint[]),
+--       awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),
+--       awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, smallint),
+--       awa.job(bigint) TO app;
+-- and the role can do nothing else here. The operators' functions (api/0.9/inspect.sql,
+-- api/0.9/replay.sql; SECURITY DEFINER too) go to an operator role only:
+--   GRANT EXECUTE ON FUNCTION awa.jobs(text, text, text, int), awa.retry_failed(bigint),
+--       awa.retry_failed_queue(text, text, timestamptz),
+--       awa.purge_failed(text, text, timestamptz), awa.cancel_queue(text, text) TO ops;

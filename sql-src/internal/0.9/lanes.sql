@@ -1,0 +1,81 @@
+-- Lanes of 0.9 (docs/storage.md Part A §A.3, §A.5): enqueue takes no lock and creates
+-- nothing. Replaces internal/lanes.sql.
+
+-- awa_bgw.max_queues (a superuser-only setting: a caller cannot raise it).
+CREATE OR REPLACE FUNCTION awa.max_queues() RETURNS int
+LANGUAGE C STABLE STRICT
+AS 'MODULE_PATHNAME', 'awa_max_queues';
+
+-- Reserves a place for a new queue until this transaction ends, and returns how many
+-- other registrations are in flight (src/registry.c; -1: not counted).
+CREATE OR REPLACE FUNCTION awa.reserve_queue_registration() RETURNS int
+LANGUAGE C VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'awa_reserve_queue_registration';
+
+-- Registers the shards of (queue, priority) unless this transaction already sees them;
+-- SECURITY DEFINER so that an application role needs no INSERT on the registry. No
+-- lock and no unique key: a concurrent first producer never waits for this one (both
+-- may register; claimers read every lane, producers the lowest of their shard). A new
+-- queue beyond awa_bgw.max_queues is refused (54000): the registration reserves its
+-- place first, then counts the committed queues in a later statement plus the other
+-- registrations in flight, so the limit is never overshot (docs/storage.md A.5).
+CREATE OR REPLACE FUNCTION awa.ensure_lanes(p_queue text, p_priority smallint) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s int;
+    v_others int;
+BEGIN
+    IF EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority) THEN
+        RETURN;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue) THEN
+        v_others := greatest(awa.reserve_queue_registration(), 0);
+    END IF;
+    IF v_others IS NOT NULL
+       AND (SELECT count(DISTINCT queue) FROM awa.queue_lanes) + v_others >= awa.max_queues() THEN
+        RAISE EXCEPTION 'too many queues: awa_bgw.max_queues is %', awa.max_queues()
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Reuse an existing queue, or raise awa_bgw.max_queues in the server '
+                         'configuration.';
+    END IF;
+    FOR s IN 0 .. awa.lane_shards() - 1 LOOP
+        INSERT INTO awa.queue_lanes (lane_id, queue, priority, shard)
+        VALUES (nextval('awa.queue_lane_id_seq'), p_queue, p_priority, s);
+    END LOOP;
+END
+$$;
+
+-- The lane a producer writes into: its backend's shard of (queue, priority), the lowest
+-- lane registered for it. Takes no lock.
+CREATE OR REPLACE FUNCTION awa.enqueue_lane(p_queue text, p_priority smallint) RETURNS int
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    v_lane int;
+BEGIN
+    SELECT min(l.lane_id) INTO v_lane FROM awa.queue_lanes l
+     WHERE l.queue = p_queue AND l.priority = p_priority
+       AND l.shard = pg_backend_pid() % awa.lane_shards();
+    IF v_lane IS NULL THEN
+        PERFORM awa.ensure_lanes(p_queue, p_priority);
+        SELECT min(l.lane_id) INTO v_lane FROM awa.queue_lanes l
+         WHERE l.queue = p_queue AND l.priority = p_priority
+           AND l.shard = pg_backend_pid() % awa.lane_shards();
+    END IF;
+    RETURN v_lane;
+END
+$$;
+
+-- Appends ready entries for jobs of one (queue, priority), due now, into the current
+-- queue slot (src/enqueue.c): no lock; each entry records this transaction's xid (the
+-- claim order, windows of snapshots, comes from it); lane_seq is taken in job_id order.
+-- The lane is awa.enqueue_lane's (awa.ensure_lanes registers it first when needed), the
+-- slot awa.ring_cursor('queue')'s; then awa.note_enqueued: the slot's txid bound rises
+-- at once, and the commit wakes that many claimers waiting for the queue and clears the
+-- lane's empty mark (src/wait.c, src/lanemarks.c).
+CREATE OR REPLACE FUNCTION awa.enqueue_ready(p_queue text, p_priority smallint, p_jobs awa.new_job[])
+RETURNS void
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'awa_enqueue_ready';
