@@ -30,7 +30,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-SQL_PIECES = $(wildcard $(srcdir)/sql-src/*.sql $(srcdir)/sql-src/*/*.sql)
+SQL_PIECES = $(wildcard $(srcdir)/sql-src/*.sql $(srcdir)/sql-src/*/*.sql $(srcdir)/sql-src/*/*/*.sql)
 
 awa_bgw--%.sql: $(srcdir)/sql-src/awa_bgw--%.list $(SQL_PIECES) $(srcdir)/sql-src/build.sh
 	sh $(srcdir)/sql-src/build.sh $< > $@
