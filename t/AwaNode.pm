@@ -16,7 +16,9 @@ use warnings;
 use parent 'PostgreSQL::Test::Cluster';
 use Exporter 'import';
 use Scalar::Util qw(blessed);
-use PostgreSQL::Test::Utils;
+# only slurp_file: the rest of what it exports (command_ok, run_log, ...) would shadow
+# the node methods of the same names (PostgreSQL::Test::Cluster)
+use PostgreSQL::Test::Utils qw(slurp_file);
 use Test::More;
 use Time::HiRes qw(time);
 
