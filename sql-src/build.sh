@@ -2,10 +2,12 @@
 # Assembles one extension script from a list of pieces (sql-src/*.list), on stdout.
 #   sh sql-src/build.sh sql-src/awa_bgw--0.7.list
 # A list names one piece per line, relative to sql-src/; blank lines and lines
-# starting with # are skipped. One directive:
+# starting with # are skipped. Two directives:
 #   @code <list>      the code pieces of another list (every piece but those under
 #                     tables/ and upgrade/: CREATE OR REPLACE only, safe to run
-#                     again), for upgrade scripts.
+#                     again), for upgrade scripts;
+#   @columns-cursor   the data plane reads the cursor from the compat columns
+#                     (awa.ring_cursor_columns): the pre-ledger 0.6 has no ring_cursor.
 set -eu
 list=$1
 dir=$(dirname "$list")
@@ -24,6 +26,14 @@ pieces() {
 	done
 }
 
+filter() {
+	if grep -q '^@columns-cursor' "$list"; then
+		sed 's/awa\.ring_cursor(/awa.ring_cursor_columns(/g'
+	else
+		cat
+	fi
+}
+
 case $target in
 *--*)
 	to=${target#*--}
@@ -40,5 +50,5 @@ esac
 for p in $(pieces "$list"); do
 	echo
 	echo "-- ---- $(echo "$p" | sed 's|^.*sql-src/||') ----"
-	cat "$p"
+	filter < "$p"
 done

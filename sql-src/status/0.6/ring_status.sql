@@ -8,5 +8,5 @@ SELECT r.ring,
        awa.ring_sealed_slots_holding_rows(r.ring, c.slot, c.generation)
            AS sealed_slots_awaiting_prune
   FROM (VALUES (1, 'queue'), (2, 'lease'), (3, 'claim')) r(ord, ring)
- CROSS JOIN LATERAL awa.ring_cursor(r.ring) c
+ CROSS JOIN LATERAL awa.ring_cursor_columns(r.ring) c
  ORDER BY r.ord;
