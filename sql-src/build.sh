@@ -8,6 +8,10 @@
 #                     again), for upgrade scripts;
 #   @columns-cursor   the data plane reads the cursor from the compat columns
 #                     (awa.ring_cursor_columns): the pre-ledger 0.6 has no ring_cursor.
+#                     The 0.6 script reproduces the catalog of the 0.6 release, which
+#                     the upgrade tests start from, so 0.6 cannot simply be given an
+#                     awa.ring_cursor (sql/09_upgrade.sql checks it has none); the
+#                     rewrite keeps one copy of the pieces 0.6 shares with 0.7.
 set -eu
 list=$1
 dir=$(dirname "$list")
