@@ -1,5 +1,6 @@
 -- The tests' helper (used by every later file): the SQLSTATE and message of a
--- statement, or 'no error'.
+-- statement, or 'no error'. sql/fresh.inc, which every later file includes first so
+-- that it also runs alone, defines the same.
 CREATE FUNCTION public.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE p_sql;

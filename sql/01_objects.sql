@@ -2,6 +2,7 @@
 -- genesis ledger rows, one child per slot for every ring family. 01 to 03 test the
 -- control plane of 0.7, the version with the compat columns and the fence (0.8 and
 -- 0.9 drop them; 09_upgrade and 11_windows test those).
+\i sql/fresh.inc
 DROP EXTENSION awa_bgw;
 CREATE EXTENSION awa_bgw VERSION '0.7';
 SELECT c.relname, c.relkind,

@@ -1,4 +1,8 @@
 -- ring_cursor, the fence, the one-way authority, semver ranks and the flip-gate counts.
+\i sql/fresh.inc
+-- a fresh 0.7 install, as 01_objects makes and checks it
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw VERSION '0.7';
 
 SELECT * FROM awa.ring_cursor('queue');
 SELECT * FROM awa.ring_cursor('lease');

@@ -1,4 +1,8 @@
 -- awa.rotate: idle skip writes nothing, the busy check, the append, the CAS.
+\i sql/fresh.inc
+-- a fresh 0.7 install, as 01_objects makes and checks it
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw VERSION '0.7';
 
 -- an idle ring: skipped_idle, and the transaction has written nothing (no xid at all);
 -- prune of a ring at generation 0 has nothing sealed: noop

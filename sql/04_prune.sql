@@ -2,6 +2,7 @@
 -- pruned once everything in the slot is claimed or cancelled (one TRUNCATE, terminal
 -- counts appended as deltas), already_pruned with no write, and the carry-forward of
 -- what is still live in the claim and lease rings. Starts from a fresh install.
+\i sql/fresh.inc
 -- turn a ring n times, pruning after each rotation as the worker does
 CREATE FUNCTION pg_temp.turn(p_ring text, n int) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -18,8 +19,6 @@ BEGIN
     END LOOP;
     RETURN log;
 END $$;
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
 -- the token (run_lease) a claim drew for a job's attempt, closed or not, while its
 -- receipt is in the claim ring
 CREATE FUNCTION pg_temp.lease(p_job bigint, p_attempt int DEFAULT 1) RETURNS bigint

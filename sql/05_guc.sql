@@ -1,4 +1,5 @@
 -- GUCs: names, defaults with units, bounds, contexts, the reserved prefix.
+\i sql/fresh.inc
 SELECT name, setting, unit, context, min_val, max_val, boot_val
   FROM pg_settings WHERE name LIKE 'awa\_bgw.%' ORDER BY name;
 SHOW awa_bgw.fold_interval;

@@ -1,6 +1,5 @@
 -- The job API: happy paths, ordering, stale leases, retries, cancel, bad input.
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 -- the token (run_lease) a claim drew for a job's attempt, closed or not, while its
 -- receipt is in the claim ring
 CREATE FUNCTION pg_temp.lease(p_job bigint, p_attempt int DEFAULT 1) RETURNS bigint

@@ -1,7 +1,6 @@
 -- An application role with USAGE on awa and EXECUTE on the API uses the queue and can
 -- do nothing else; hot paths lock only the ring children they touch.
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 
 CREATE ROLE awa_test_app LOGIN;
 GRANT USAGE ON SCHEMA awa TO awa_test_app;

@@ -1,7 +1,6 @@
 -- The horizon gate and the folds, with nothing pinning the horizon (the pin cases are in
 -- specs/fold_pins.spec).
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 
 -- this session never pins for itself; nothing else runs here
 SELECT awa.horizon_pinned('0 s') AS pinned;

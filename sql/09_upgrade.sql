@@ -1,6 +1,6 @@
 -- The staged upgrade: 0.6 (pre-ledger) -> 0.7 (expand; columns authority) -> flip
--- -> 0.8 (contract). Runs last: it drops the extension and ends with a fresh default
--- install.
+-- -> 0.8 (contract). It drops the extension and ends with a fresh 0.7 install.
+\i sql/fresh.inc
 -- every ring's cursor as the columns and the ledger see it, in one row per ring
 CREATE FUNCTION pg_temp.cursors() RETURNS TABLE (ring text, columns text, ledger text,
                                                  cursor text, stamped_slots text)

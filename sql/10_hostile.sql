@@ -2,8 +2,7 @@
 -- forged lane memo; a role with only CONNECT holding every advisory key it can
 -- compute while the API and maintenance go on; the private locks out of a tenant's
 -- reach; a foreign holder of the leader key named.
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 CREATE EXTENSION dblink;
 SET statement_timeout = '20s';   -- a wait on a held lock fails the test, never hangs it
 -- a second connection to this database as another role

@@ -2,6 +2,7 @@
 -- nothing; claims follow snapshot windows; a bounded number of queues; cancel, counts
 -- and prune (proofs and the carry-forward of lane positions) on windows; the upgrade
 -- from 0.8 keeps every queued, deferred and running job.
+\i sql/fresh.inc
 DROP EXTENSION awa_bgw;
 CREATE EXTENSION awa_bgw VERSION '0.9';
 

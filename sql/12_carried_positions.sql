@@ -3,8 +3,7 @@
 -- than the lane's real position in a slot between them. Read from the newest slot
 -- first, it must not pass for the position: the jobs claimed after it would look
 -- unclaimed and be handed out twice. On 0.9 (windows) and 0.8 (lane order).
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 \i sql/carried_scenario.inc
 SELECT p.lane_seq = (SELECT lane_seq FROM awa.lease_claims WHERE kind = 'c') AS position_is_c
   FROM awa.lane_window(:cf_lane) p;

@@ -2,8 +2,7 @@
 -- A waiting claim gives its statement's snapshot back while it sleeps, so it must be
 -- its statement's only reader, in READ COMMITTED, in a transaction without an xid and
 -- without another snapshot; everything else is refused with 55000 before it waits.
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 SET statement_timeout = '20s';
 
 -- wait NULL or 0: the plain claim; work there: returned at once, without sleeping

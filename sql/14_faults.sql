@@ -2,6 +2,7 @@
 -- only tables of schema awa without row-level security (its dirty read sees every row);
 -- CREATE EXTENSION refuses a schema awa that another role owns or may create in, and
 -- leaves nothing behind.
+\i sql/fresh.inc
 
 \set SHOW_CONTEXT never
 -- 1. awa.try_relation_empty: a ring child is probed; anything else is refused.

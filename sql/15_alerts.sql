@@ -1,6 +1,7 @@
 -- The alert runbook of docs/operations.md ("Alerts and what to do") stays valid: every
 -- ```sql block of that section is extracted and run, in a fresh database, where none
 -- returns a row; then one condition is made true and its query fires.
+\i sql/fresh.inc
 
 SELECT current_database() AS regress_db \gset
 CREATE DATABASE awa_test_alerts;

@@ -1,9 +1,7 @@
 -- The public surface says what it is for: every function of the application API, every
 -- status view and every maintenance entry point has a comment (\df+ and \dv+ show it);
 -- internals have none. Runs on its own.
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS awa_bgw;
-RESET client_min_messages;
+\i sql/fresh.inc
 
 -- the commented functions and views: the public surface, as a list
 SELECT p.oid::regprocedure AS function

@@ -1,8 +1,7 @@
 -- Looking jobs up and replaying them: awa.job through every state, awa.jobs and its
 -- filters, bulk cancel, retry and purge of failed jobs, bad input, privileges, and what
 -- is left of a job once the rings are pruned.
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 -- the token a claim drew for a job's attempt
 CREATE FUNCTION pg_temp.lease(p_job bigint, p_attempt int DEFAULT 1) RETURNS bigint
 LANGUAGE sql AS $$

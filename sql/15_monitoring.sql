@@ -1,8 +1,7 @@
 -- Monitoring: awa.queue_stats on a known set of jobs (its counts are queue_counts'
 -- counts, its window figures what the rings hold), the counters' views, and who may
 -- read them: members of pg_monitor may, other roles may not; only a superuser resets.
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 
 -- queue mon_a: 7 jobs due, 1 later; 4 claimed (one with a deadline that passes, to be
 -- rescued), 1 completed, 1 failed for good, 1 cancelled before any claim

@@ -1,8 +1,7 @@
 -- Per-queue grants (docs/operations.md "Roles and the trust model"): two tenants, a
 -- queue each. Once a queue has a grant, a role without the privilege is refused with
 -- 42501 and nothing is written; a queue without grants stays open to every API grantee.
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 SET statement_timeout = '20s';   -- a refused waiting claim must not wait
 
 CREATE ROLE awa_qa_a;

@@ -3,8 +3,7 @@
 -- expected instants; bad input with its SQLSTATE; awa.schedule / unschedule and
 -- awa.fire_due_schedules run by hand (one job per due schedule, one catch-up run after
 -- missed fire times); grants.
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 SET timezone = 'UTC';
 \set SHOW_CONTEXT never
 

@@ -1,8 +1,7 @@
 -- Prune truncates only the children of the slot that have storage: a child left empty
 -- since its last TRUNCATE keeps its relfilenode (no new pg_class rows), a child that
 -- held rows gets a new one. Starts from a fresh install.
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 
 CREATE TEMP TABLE fn (child regclass, filenode oid);
 CREATE FUNCTION pg_temp.note(p_children regclass[]) RETURNS void LANGUAGE sql AS $$

@@ -1,8 +1,7 @@
 -- Pause and resume per queue: a paused queue accepts enqueues, its claims take
 -- nothing (a waiting claim goes on waiting), other queues go on; resume gives the jobs
 -- back to claims. Needs the manage privilege on the queue (15_queue_grants).
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 SET statement_timeout = '20s';
 
 SELECT awa.enqueue('pq', 'first') > 0 AS enqueued;

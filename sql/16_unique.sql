@@ -3,8 +3,7 @@
 -- that job's id and writes nothing; every state, the window, bad input, the batch, and
 -- the purge of the keys of jobs the rings no longer hold. The races are in
 -- specs/unique_jobs.spec.
-DROP EXTENSION awa_bgw;
-CREATE EXTENSION awa_bgw;
+\i sql/fresh.inc
 -- the token of a job's newest attempt
 CREATE FUNCTION pg_temp.lease(p_job bigint) RETURNS bigint LANGUAGE sql AS $$
     SELECT run_lease FROM awa.lease_claims WHERE job_id = p_job

@@ -2,6 +2,7 @@
 -- and awa_admin. A login role made a member of one may do what its group allows and is
 -- refused with 42501 for the rest; per-queue grants still apply on top
 -- (docs/operations.md "Roles and the trust model").
+\i sql/fresh.inc
 SET statement_timeout = '20s';   -- a refused waiting claim must not wait
 
 -- 1. The roles are cluster-wide: DROP EXTENSION leaves them, CREATE EXTENSION takes
