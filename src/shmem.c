@@ -24,6 +24,7 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -104,6 +105,28 @@ static const char *const rotate_outcome_names[AWA_ROTATE_NOUTCOMES] = {
 static const char *const prune_outcome_names[AWA_PRUNE_NOUTCOMES] = {
 	"pruned", "noop", "already_pruned", "blocked", "skipped_active"
 };
+
+/*
+ * A text for a status field of len bytes (len <= AWA_ERROR_LEN): the text when
+ * it fits, else its start, cut at a character boundary and ended with "...",
+ * so that a cut shows. Done before the status lock is taken.
+ */
+#define STATUS_CUT_MARK		"..."
+
+static const char *
+status_text(const char *src, char *buf, size_t len)
+{
+	size_t		n = strlen(src);
+	int			keep;
+
+	Assert(len <= AWA_ERROR_LEN && len > sizeof(STATUS_CUT_MARK));
+	if (n < len)
+		return src;
+	keep = pg_mbcliplen(src, (int) n, (int) (len - sizeof(STATUS_CUT_MARK)));
+	memcpy(buf, src, keep);
+	strcpy(buf + keep, STATUS_CUT_MARK);
+	return buf;
+}
 
 void
 awa_shmem_request(void)
@@ -263,8 +286,12 @@ awa_status_count_tick(void)
 void
 awa_status_note_rotate(AwaRing ring, int outcome, const char *blocker)
 {
+	char		buf[AWA_LABEL_LEN];
+
 	if (my_status == NULL || outcome < 0 || outcome >= AWA_ROTATE_NOUTCOMES)
 		return;
+	if (blocker != NULL)
+		blocker = status_text(blocker, buf, AWA_LABEL_LEN);
 	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
 	my_status->rotations[ring][outcome]++;
 	if (blocker != NULL && blocker[0] != '\0')
@@ -280,8 +307,12 @@ void
 awa_status_note_prune(AwaRing ring, int outcome, const char *reason, const int *blockers,
 					  int nblockers)
 {
+	char		buf[AWA_LABEL_LEN];
+
 	if (my_status == NULL || outcome < 0 || outcome >= AWA_PRUNE_NOUTCOMES)
 		return;
+	if (reason != NULL)
+		reason = status_text(reason, buf, AWA_LABEL_LEN);
 	nblockers = Max(Min(nblockers, AWA_PRUNE_BLOCKERS_MAX), 0);
 	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
 	my_status->prunes[ring][outcome]++;
@@ -302,14 +333,16 @@ awa_status_note_fold(AwaFoldOutcome outcome, bool trimmed, uint64 rows,
 					 const char *pin_holder)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	char		buf[AWA_ERROR_LEN];
 
 	if (my_status == NULL)
 		return;
+	pin_holder = status_text(pin_holder ? pin_holder : "", buf, AWA_ERROR_LEN);
 	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
 	if (outcome == AWA_FOLD_STOOD_DOWN)
 	{
 		my_status->folds_stood_down++;
-		strlcpy(my_status->pin_holder, pin_holder ? pin_holder : "", AWA_ERROR_LEN);
+		strlcpy(my_status->pin_holder, pin_holder, AWA_ERROR_LEN);
 	}
 	else if (outcome == AWA_FOLD_FOLDED)
 	{
@@ -341,9 +374,11 @@ void
 awa_status_note_error(const char *error)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	char		buf[AWA_ERROR_LEN];
 
 	if (my_status == NULL)
 		return;
+	error = status_text(error, buf, AWA_ERROR_LEN);
 	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
 	my_status->errors++;
 	strlcpy(my_status->last_error, error, AWA_ERROR_LEN);
@@ -355,8 +390,11 @@ awa_status_note_error(const char *error)
 void
 awa_status_set_auto_flip(const char *verdict, TimestampTz since)
 {
+	char		buf[AWA_ERROR_LEN];
+
 	if (my_status == NULL)
 		return;
+	verdict = status_text(verdict, buf, AWA_ERROR_LEN);
 	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
 	strlcpy(my_status->auto_flip, verdict, AWA_ERROR_LEN);
 	my_status->auto_flip_since = since;
