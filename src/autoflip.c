@@ -3,7 +3,9 @@
  * autoflip.c
  *	  The leader's auto-flip of the ring cursor authority (DESIGN §6).
  *
- * On the fold cadence the leader reads awa.ring_authority_status. While the
+ * On the fold cadence, as the last entry of the fold group of the worker's
+ * table of steps (worker.c), the leader reads awa.ring_authority_status
+ * (authority, live_instances, blocking_instances, by name). While the
  * authority is columns, it keeps a stable window: it opens when every fresh
  * runtime (a heartbeat within awa_bgw.runtime_fresh_window) is flip-aware and
  * there is at least one (the leader counts itself), and closes on any blocker,
@@ -18,6 +20,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "utils/timestamp.h"
 
 #include "src/autoflip.h"
@@ -30,16 +33,34 @@ awa_auto_flip_reset(const char *verdict)
 	awa_status_set_auto_flip(verdict, 0);
 }
 
+/* $1: awa_bgw.runtime_fresh_window, in seconds */
+static const char flip_sql[] =
+"SELECT " AWA_FN("flip_ring_authority") "(" AWA_SCHEMA_ARG ", false, $1) AS authority";
+static const char check_sql[] =
+"SELECT authority, live_instances, blocking_instances FROM "
+AWA_FN("ring_authority_status") "(" AWA_SCHEMA_ARG ", $1)";
+
+static const AwaStepColumn flip_columns[] = {
+	{"authority", AWA_COL_TEXT},
+	{NULL}
+};
+
+static const AwaStepColumn check_columns[] = {
+	{"authority", AWA_COL_TEXT},
+	{"live_instances", AWA_COL_INT8},
+	{"blocking_instances", AWA_COL_INT8},
+	{NULL}
+};
+
 static void
 flip(void)
 {
 	AwaStepResult res;
-	char	   *sql;
+	AwaStepParams params = {0};
 
-	sql = psprintf("SELECT awa.flip_ring_authority('awa', false, %d)",
-				   awa_bgw_runtime_fresh_window);
-	if (awa_run_step("auto-flip", sql, &res) && res.extension == AWA_EXT_READY
-		&& strcmp(res.col1, "ledger") == 0)
+	awa_step_param(&params, INT4OID, Int32GetDatum(awa_bgw_runtime_fresh_window));
+	if (awa_run_step("auto-flip", flip_sql, &params, flip_columns, &res) &&
+		res.extension == AWA_EXT_READY && awa_step_text_is(&res, "authority", "ledger"))
 	{
 		ereport(LOG,
 				(errmsg("awa_bgw: auto-flipped the ring cursor authority of database \"%s\" "
@@ -51,46 +72,43 @@ flip(void)
 	}
 	else
 		awa_auto_flip_reset("flip failed; window restarted");
-	pfree(sql);
 }
 
 void
 awa_auto_flip_tick(TimestampTz now)
 {
 	AwaStepResult res;
-	char	   *sql;
+	AwaStepParams params = {0};
 	bool		ok;
-	long		live;
-	long		blocking;
-	char		verdict[AWA_ERROR_LEN];
+	int64		live;
+	int64		blocking;
 
 	if (!awa_bgw_auto_flip)
 	{
 		awa_auto_flip_reset("off");
 		return;
 	}
-	sql = psprintf("SELECT authority, live_instances, blocking_instances "
-				   "FROM awa.ring_authority_status('awa', %d)",
-				   awa_bgw_runtime_fresh_window);
-	ok = awa_run_step("auto-flip check", sql, &res);
-	pfree(sql);
+	awa_step_param(&params, INT4OID, Int32GetDatum(awa_bgw_runtime_fresh_window));
+	ok = awa_run_step("auto-flip check", check_sql, &params, check_columns, &res);
 	if (!ok || res.extension != AWA_EXT_READY)
 	{
 		awa_auto_flip_reset("check failed; window restarted");
 		return;
 	}
-	if (strcmp(res.col1, "ledger") == 0)
+	if (awa_step_text_is(&res, "authority", "ledger"))
 	{
 		awa_auto_flip_reset("ledger");
 		return;
 	}
-	live = strtol(res.col2, NULL, 10);
-	blocking = strtol(res.col3, NULL, 10);
+	live = awa_step_int8(&res, "live_instances");
+	blocking = awa_step_int8(&res, "blocking_instances");
 	if (blocking > 0 || live == 0)
 	{
-		snprintf(verdict, sizeof(verdict),
-				 "waiting: %ld fresh runtime(s) not flip-aware, %ld live", blocking, live);
+		char	   *verdict = psprintf("waiting: " INT64_FORMAT " fresh runtime(s) not "
+									   "flip-aware, " INT64_FORMAT " live", blocking, live);
+
 		awa_auto_flip_reset(verdict);
+		pfree(verdict);
 		return;
 	}
 	if (awa_status_auto_flip_since() == 0)

@@ -9,14 +9,17 @@
  * or at a version this library does not maintain, and while another process
  * holds the leader lock. A missing extension is one cheap catalog read a
  * second, said once (WARNING with the CREATE EXTENSION hint) per absence, and
- * once more when it appears; DROP EXTENSION sends the worker back to waiting. As
- * leader it runs, per ring and on that ring's cadence, one rotate transaction
- * then one prune transaction; and once a second it enqueues the runs of the
- * periodic schedules that are due (0.9). It neither
- * leads nor runs a step while its role is not a superuser with LOGIN (state
- * bad_role, said once); it looks again every awa_bgw.leader_retry_interval
- * and after each reload. A reload, and awa.wake() from any session of its
- * database, make every step due at once.
+ * once more when it appears; DROP EXTENSION sends the worker back to waiting.
+ * As leader it drives the table of steps below: the worker owns when a step
+ * runs (its cadence, a backlog run again at once, the budget of a pass), the
+ * SQL function owns what it does. In order: promotion of deferred jobs,
+ * rescue, the periodic schedules and the purge of unique keys (0.9), the
+ * horizon-gated folds with the failed_jobs retention and the auto-flip check,
+ * and per ring, on that ring's cadence, one rotate transaction then one prune
+ * transaction. It neither leads nor runs a step while its role is not a
+ * superuser with LOGIN (state bad_role, said once); it looks again every
+ * awa_bgw.leader_retry_interval and after each reload. A reload, and
+ * awa.wake() from any session of its database, make every step due at once.
  *
  * src/worker.c
  *
@@ -27,6 +30,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -51,14 +55,146 @@
 #define PURGE_BUDGET_MS		1000
 #define SCHEDULE_CHECK_MS	1000	/* cron resolution is a minute */
 
+/*
+ * The leader's maintenance, as a table of steps ("the worker owns when, SQL
+ * owns what"). Each entry names its step (the label in logs and last_error),
+ * the SQL that does the work (parameters $1... bound by its handler), the
+ * columns it reads from the result by name, its cadence, the counters it
+ * bumps, and the handler that runs it and records its outcome. One loop
+ * (maintain) drives the table in order.
+ *
+ * Entries form groups: an entry flagged STEP_GROUP shares the cadence of the
+ * entry before it and runs in the same pass. A handler returns STEP_AGAIN
+ * when its step left work behind (a full batch, or the pass's budget spent):
+ * the whole group is then due again at once instead of at its cadence, and
+ * the later entries of the group flagged STEP_CAUGHT_UP wait for a pass that
+ * leaves no backlog.
+ */
+typedef enum StepNext
+{
+	STEP_DONE = 0,				/* due again at the cadence */
+	STEP_AGAIN					/* work left: the group is due again at once */
+} StepNext;
+
+#define STEP_WINDOWS	0x01	/* runs only at 0.9 (the data plane of windows) */
+#define STEP_GROUP		0x02	/* shares the cadence of the entry before it */
+#define STEP_CAUGHT_UP	0x04	/* skipped while an earlier entry of its group left work */
+#define STEP_GATED		0x08	/* outcome folded / stood_down: runs counted when folded */
+
+typedef struct WorkerStep WorkerStep;
+typedef StepNext (*StepHandler) (const WorkerStep *step, TimestampTz now);
+
+struct WorkerStep
+{
+	const char *label;
+	const char *sql;			/* NULL: the handler runs its own (auto-flip) */
+	const char *sql_before_windows; /* the SQL before 0.9, if it differs */
+	AwaStepColumn columns[AWA_STEP_MAX_COLUMNS + 1];	/* read by name */
+	const int  *interval_ms;	/* a GUC-backed cadence; NULL: every_ms */
+	int			every_ms;
+	int			flags;
+	AwaCounter	runs;			/* AWA_NCOUNTERS: not counted */
+	AwaCounter	rows;			/* bumped by the bigint column rows_column */
+	const char *rows_column;
+	AwaCounter	stood_down;		/* STEP_GATED: a stand-down under a pin */
+	StepHandler handler;
+	int			arg;			/* the ring of a rotate or prune; a fold that trims */
+};
+
+static StepNext count_only(const WorkerStep *step, TimestampTz now);
+static StepNext fold(const WorkerStep *step, TimestampTz now);
+static StepNext purge_failed_jobs(const WorkerStep *step, TimestampTz now);
+static StepNext purge_unique_keys(const WorkerStep *step, TimestampTz now);
+static StepNext auto_flip(const WorkerStep *step, TimestampTz now);
+static StepNext rotate(const WorkerStep *step, TimestampTz now);
+static StepNext prune(const WorkerStep *step, TimestampTz now);
+
+#define NO_COUNTERS .runs = AWA_NCOUNTERS, .rows = AWA_NCOUNTERS, .stood_down = AWA_NCOUNTERS
+
+/* $1 of rotate and prune: the ring's name */
+#define ROTATE_SQL "SELECT outcome, blocker FROM " AWA_FN("rotate") "(" AWA_SCHEMA_ARG ", $1)"
+/* at 0.9 a blocked prune also names, in its transaction, who holds its locks */
+#define PRUNE_SQL \
+	"SELECT p.outcome, p.reason, CASE WHEN p.outcome = 'blocked' THEN " \
+	AWA_FN("ring_slot_lock_holders") "(p.ring, p.slot) END AS holders " \
+	"FROM " AWA_FN("prune") "(" AWA_SCHEMA_ARG ", $1) p"
+#define PRUNE_SQL_BEFORE_WINDOWS \
+	"SELECT outcome, reason, NULL::pg_catalog.int4[] AS holders " \
+	"FROM " AWA_FN("prune") "(" AWA_SCHEMA_ARG ", $1)"
+#define RING_STEPS(ring, name) \
+	{.label = "rotate of the " name " ring", .sql = ROTATE_SQL, \
+	 .columns = {{"outcome", AWA_COL_TEXT}, {"blocker", AWA_COL_TEXT}}, \
+	 .interval_ms = &awa_bgw_rotate_interval[ring], NO_COUNTERS, \
+	 .handler = rotate, .arg = ring}, \
+	{.label = "prune of the " name " ring", .sql = PRUNE_SQL, \
+	 .sql_before_windows = PRUNE_SQL_BEFORE_WINDOWS, \
+	 .columns = {{"outcome", AWA_COL_TEXT}, {"reason", AWA_COL_TEXT}, \
+				 {"holders", AWA_COL_INT4_ARRAY}}, \
+	 .flags = STEP_GROUP, NO_COUNTERS, .handler = prune, .arg = ring}
+
+static const WorkerStep steps[] = {
+	{.label = "promotion of deferred jobs",
+	 .sql = "SELECT promoted FROM " AWA_FN("promote_deferred") "(" AWA_SCHEMA_ARG ")",
+	 .columns = {{"promoted", AWA_COL_INT8}},
+	 .interval_ms = &awa_bgw_promote_interval,
+	 .runs = AWA_C_PROMOTE_RUNS, .rows = AWA_C_JOBS_PROMOTED, .rows_column = "promoted",
+	 .stood_down = AWA_NCOUNTERS, .handler = count_only},
+	{.label = "rescue",
+	 .sql = "SELECT rescued, outcome FROM " AWA_FN("rescue") "(" AWA_SCHEMA_ARG ")",
+	 .columns = {{"rescued", AWA_COL_INT8}, {"outcome", AWA_COL_TEXT}},
+	 .interval_ms = &awa_bgw_rescue_interval,
+	 .runs = AWA_C_RESCUE_RUNS, .rows = AWA_C_JOBS_RESCUED, .rows_column = "rescued",
+	 .stood_down = AWA_NCOUNTERS, .handler = count_only},
+	{.label = "periodic schedules",
+	 .sql = "SELECT fired, failed FROM " AWA_FN("fire_due_schedules") "(" AWA_SCHEMA_ARG ")",
+	 .columns = {{"fired", AWA_COL_INT8}, {"failed", AWA_COL_INT8}},
+	 .every_ms = SCHEDULE_CHECK_MS, .flags = STEP_WINDOWS, NO_COUNTERS,
+	 .handler = count_only},
+	/* one batch per fold_interval, from where the last one stopped ($1) */
+	{.label = "purge of unique keys",
+	 .sql = "SELECT outcome, purged, last_job_id FROM " AWA_FN("purge_unique_keys") "($1)",
+	 .columns = {{"outcome", AWA_COL_TEXT}, {"purged", AWA_COL_INT8},
+				 {"last_job_id", AWA_COL_INT8}},
+	 .interval_ms = &awa_bgw_fold_interval, .flags = STEP_WINDOWS, NO_COUNTERS,
+	 .handler = purge_unique_keys},
+	/* the horizon-gated folds, then the auto-flip check, on the fold cadence */
+	{.label = "fold of the rollup deltas",
+	 .sql = "SELECT outcome, folded_rows, pin FROM "
+	 AWA_FN("fold_terminal_rollup_deltas") "(" AWA_SCHEMA_ARG ")",
+	 .columns = {{"outcome", AWA_COL_TEXT}, {"folded_rows", AWA_COL_INT8},
+				 {"pin", AWA_COL_TEXT}},
+	 .interval_ms = &awa_bgw_fold_interval, .flags = STEP_GATED,
+	 .runs = AWA_C_FOLDS_RUN, .rows = AWA_C_ROWS_FOLDED, .rows_column = "folded_rows",
+	 .stood_down = AWA_C_FOLDS_STOOD_DOWN, .handler = fold, .arg = false},
+	{.label = "fold of the ring ledgers",
+	 .sql = "SELECT outcome, trimmed_rows, pin FROM "
+	 AWA_FN("fold_ring_rotation_ledgers") "(" AWA_SCHEMA_ARG ")",
+	 .columns = {{"outcome", AWA_COL_TEXT}, {"trimmed_rows", AWA_COL_INT8},
+				 {"pin", AWA_COL_TEXT}},
+	 .flags = STEP_GROUP | STEP_GATED,
+	 .runs = AWA_C_FOLDS_RUN, .rows = AWA_C_ROWS_TRIMMED, .rows_column = "trimmed_rows",
+	 .stood_down = AWA_C_FOLDS_STOOD_DOWN, .handler = fold, .arg = true},
+	{.label = "failed_jobs retention",
+	 .sql = "SELECT outcome, purged, pin FROM "
+	 AWA_FN("purge_failed_jobs_gated") "(" AWA_SCHEMA_ARG ")",
+	 .columns = {{"outcome", AWA_COL_TEXT}, {"purged", AWA_COL_INT8}, {"pin", AWA_COL_TEXT}},
+	 .flags = STEP_GROUP | STEP_CAUGHT_UP | STEP_GATED,
+	 .runs = AWA_C_PURGE_RUNS, .rows = AWA_C_FAILED_JOBS_PURGED, .rows_column = "purged",
+	 .stood_down = AWA_C_PURGES_STOOD_DOWN, .handler = purge_failed_jobs},
+	/* its SQL is in autoflip.c: a check, then perhaps the flip */
+	{.label = "auto-flip check",
+	 .flags = STEP_GROUP | STEP_CAUGHT_UP, NO_COUNTERS, .handler = auto_flip},
+	/* per ring, on that ring's cadence: one rotate transaction, then one prune */
+	RING_STEPS(AWA_RING_QUEUE, "queue"),
+	RING_STEPS(AWA_RING_LEASE, "lease"),
+	RING_STEPS(AWA_RING_CLAIM, "claim"),
+};
+
+#define NSTEPS	lengthof(steps)
+
 typedef struct WorkerSchedule
 {
-	TimestampTz next_ring[AWA_RING_COUNT];
-	TimestampTz next_promote;
-	TimestampTz next_fold;
-	TimestampTz next_rescue;
-	TimestampTz next_schedules;
-	TimestampTz next_unique_purge;
+	TimestampTz next_due[NSTEPS];	/* of each group, kept at its first entry */
 	int64		unique_after;	/* where the next purge of unique keys starts */
 	TimestampTz next_heartbeat;
 	TimestampTz next_leader_try;
@@ -101,15 +237,22 @@ after_ms(TimestampTz from, int ms)
 	return TimestampTzPlusMilliseconds(from, ms);
 }
 
-/* Runs a session-level statement that returns one boolean; false on error or NULL. */
+static const AwaStepColumn held_column[] = {{"held", AWA_COL_BOOL}, {NULL}};
+
+/*
+ * Runs a session-level statement on the leader lock ($1) that returns one
+ * boolean, held; false on error or NULL.
+ */
 static bool
-run_bool_step(const char *label, const char *sql)
+run_leader_lock_step(const char *label, const char *sql)
 {
 	AwaStepResult res;
+	AwaStepParams params = {0};
 
-	if (!awa_run_session_step(label, sql, &res))
+	awa_step_param(&params, INT8OID, Int64GetDatum(AWA_BGW_LEADER_KEY));
+	if (!awa_run_session_step(label, sql, &params, held_column, &res))
 		return false;
-	return strcmp(res.col1, "t") == 0;
+	return awa_step_bool(&res, "held");
 }
 
 static void
@@ -117,9 +260,8 @@ leader_release(void)
 {
 	if (!sched.is_leader)
 		return;
-	run_bool_step("leader release",
-				  psprintf("SELECT pg_catalog.pg_advisory_unlock(" INT64_FORMAT ")",
-						   AWA_BGW_LEADER_KEY));
+	run_leader_lock_step("leader release",
+						 "SELECT pg_catalog.pg_advisory_unlock($1) AS held");
 	sched.is_leader = false;
 	awa_auto_flip_reset("not leader");
 	ereport(LOG, (errmsg("awa_bgw: gave up maintenance leadership of database \"%s\"",
@@ -132,9 +274,8 @@ leader_try(TimestampTz now)
 	if (sched.is_leader || now < sched.next_leader_try)
 		return;
 	sched.next_leader_try = after_ms(now, awa_bgw_leader_retry_interval);
-	if (run_bool_step("leader election",
-					  psprintf("SELECT pg_catalog.pg_try_advisory_lock(" INT64_FORMAT ")",
-							   AWA_BGW_LEADER_KEY)))
+	if (run_leader_lock_step("leader election",
+							 "SELECT pg_catalog.pg_try_advisory_lock($1) AS held"))
 	{
 		sched.is_leader = true;
 		awa_stats_count(AWA_C_LEADER_TERMS, 1);
@@ -217,7 +358,7 @@ extension_ready(void)
 {
 	AwaStepResult res;
 
-	if (!awa_run_step("extension check", NULL, &res))
+	if (!awa_run_step("extension check", NULL, NULL, NULL, &res))
 		return false;
 	sched.windows = res.windows;
 	if (res.extension == AWA_EXT_READY)
@@ -263,170 +404,101 @@ extension_ready(void)
 static void
 heartbeat(TimestampTz now)
 {
-	char	   *name;
-	char	   *sql;
+	AwaStepParams params = {0};
 	AwaStepResult res;
 
 	if (now < sched.next_heartbeat)
 		return;
 	sched.next_heartbeat = after_ms(now, awa_bgw_runtime_heartbeat_interval);
-	name = psprintf("awa_bgw worker (database %s)", awa_status_dbname());
-	sql = psprintf("SELECT awa.runtime_heartbeat('%s', %s, '%s', %d, %s)",
-				   sched.instance_id, quote_literal_cstr(name), AWA_BGW_BINARY_VERSION,
-				   MyProcPid, sched.is_leader ? "true" : "false");
-	awa_run_step("runtime heartbeat", sql, &res);
-	pfree(sql);
-	pfree(name);
+	awa_step_param(&params, TEXTOID, CStringGetTextDatum(sched.instance_id));
+	awa_step_param(&params, TEXTOID,
+				   CStringGetTextDatum(psprintf("awa_bgw worker (database %s)",
+												awa_status_dbname())));
+	awa_step_param(&params, TEXTOID, CStringGetTextDatum(AWA_BGW_BINARY_VERSION));
+	awa_step_param(&params, INT4OID, Int32GetDatum(MyProcPid));
+	awa_step_param(&params, BOOLOID, BoolGetDatum(sched.is_leader));
+	awa_run_step("runtime heartbeat",
+				 "SELECT " AWA_FN("runtime_heartbeat") "($1::pg_catalog.uuid, $2, $3, $4, $5)",
+				 &params, NULL, &res);
 }
 
 /*
- * The pids of a blocked prune's lock holders ("pid,pid,..." in col3, 0.9);
- * none for any other outcome. Returns how many.
- */
-static int
-prune_blockers(const AwaStepResult *res, int *pids)
-{
-	const char *p = res->col3;
-	int			n = 0;
-
-	while (strcmp(res->col1, "blocked") == 0 && *p && n < AWA_PRUNE_BLOCKERS_MAX)
-	{
-		char	   *end;
-		long		pid = strtol(p, &end, 10);
-
-		if (end == p)
-			break;
-		pids[n++] = (int) pid;
-		p = (*end == ',') ? end + 1 : end;
-	}
-	return n;
-}
-
-/* A rotation's or prune's outcome, in the statistics and in the status. */
-static void
-count_ring_outcome(AwaRing ring, bool rotate, const AwaStepResult *res)
-{
-	int			idx;
-
-	idx = rotate ? awa_rotate_outcome_index(res->col1, res->col2)
-		: awa_prune_outcome_index(res->col1);
-	if (idx < 0)
-		return;
-	awa_stats_count_ring(ring, rotate, idx);
-	if (rotate)
-		awa_status_note_rotate(ring, idx, res->col2);
-	else
-	{
-		int			pids[AWA_PRUNE_BLOCKERS_MAX];
-		int			n = prune_blockers(res, pids);
-
-		awa_status_note_prune(ring, idx, res->col2, pids, n);
-	}
-}
-
-/*
- * One rotate transaction, then one prune transaction, for a ring that is due.
- * In 0.9 a blocked prune also names, in the same transaction, the sessions
- * that hold or await a lock on the children it wanted.
- */
-static void
-ring_tick(AwaRing ring, TimestampTz now)
-{
-	char		label[64];
-	char		sql[400];
-	AwaStepResult res;
-
-	if (now < sched.next_ring[ring])
-		return;
-	sched.next_ring[ring] = after_ms(now, awa_bgw_rotate_interval[ring]);
-
-	snprintf(label, sizeof(label), "rotate of the %s ring", awa_ring_names[ring]);
-	snprintf(sql, sizeof(sql),
-			 "SELECT outcome, blocker FROM awa.rotate('awa', '%s')", awa_ring_names[ring]);
-	if (awa_run_step(label, sql, &res) && res.extension == AWA_EXT_READY)
-		count_ring_outcome(ring, true, &res);
-
-	snprintf(label, sizeof(label), "prune of the %s ring", awa_ring_names[ring]);
-	if (sched.windows)
-		snprintf(sql, sizeof(sql),
-				 "SELECT p.outcome, p.reason, CASE WHEN p.outcome = 'blocked' THEN "
-				 "pg_catalog.array_to_string(awa.ring_slot_lock_holders(p.ring, p.slot), ',') "
-				 "END FROM awa.prune('awa', '%s') p", awa_ring_names[ring]);
-	else
-		snprintf(sql, sizeof(sql),
-				 "SELECT outcome, reason FROM awa.prune('awa', '%s')", awa_ring_names[ring]);
-	if (awa_run_step(label, sql, &res) && res.extension == AWA_EXT_READY)
-		count_ring_outcome(ring, false, &res);
-}
-
-/*
- * A job-maintenance step (promotion, rescue) on its own cadence; its first
- * column is the number of jobs it moved, counted in rows_counter.
- */
-static void
-job_tick(TimestampTz now, TimestampTz *next_at, int interval_ms, const char *label,
-		 const char *sql, AwaCounter runs_counter, AwaCounter rows_counter)
-{
-	AwaStepResult res;
-
-	if (now < *next_at)
-		return;
-	*next_at = after_ms(now, interval_ms);
-	if (awa_run_step(label, sql, &res) && res.extension == AWA_EXT_READY &&
-		runs_counter < AWA_NCOUNTERS)	/* AWA_NCOUNTERS: a step not counted */
-	{
-		awa_stats_count(runs_counter, 1);
-		awa_stats_count(rows_counter, strtoull(res.col1, NULL, 10));
-	}
-}
-
-/*
- * Record one fold's outcome (col1 outcome, col2 rows, col3 pin holder); returns
- * whether it was a full batch, so more may be waiting.
+ * Run one entry's SQL with its parameters (NULL: none), the 0.9 SQL or the
+ * one before, and count it: a run and its rows, or for a gated step a
+ * stand-down under a pin, or a run and its rows when it folded. Returns
+ * whether it ran (no error, the extension ready).
  */
 static bool
-count_fold(const AwaStepResult *res, bool trimmed)
+run_entry(const WorkerStep *step, const AwaStepParams *params, AwaStepResult *res)
 {
-	uint64		rows = 0;
+	const char *sql = (!sched.windows && step->sql_before_windows)
+		? step->sql_before_windows : step->sql;
 
-	if (strcmp(res->col1, "stood_down") == 0)
+	if (!awa_run_step(step->label, sql, params, step->columns, res) ||
+		res->extension != AWA_EXT_READY)
+		return false;
+	if (step->flags & STEP_GATED)
 	{
-		awa_stats_count(AWA_C_FOLDS_STOOD_DOWN, 1);
-		awa_status_note_fold(AWA_FOLD_STOOD_DOWN, trimmed, 0, res->col3);
+		if (awa_step_text_is(res, "outcome", "stood_down"))
+		{
+			awa_stats_count(step->stood_down, 1);
+			return true;
+		}
+		if (!awa_step_text_is(res, "outcome", "folded"))
+			return true;
 	}
-	else if (strcmp(res->col1, "folded") == 0)
+	if (step->runs < AWA_NCOUNTERS)
+		awa_stats_count(step->runs, 1);
+	if (step->rows < AWA_NCOUNTERS && step->rows_column != NULL)
+		awa_stats_count(step->rows, (uint64) Max(awa_step_int8(res, step->rows_column), 0));
+	return true;
+}
+
+/* Promotion, rescue, the periodic schedules: run, counted, nothing more. */
+static StepNext
+count_only(const WorkerStep *step, TimestampTz now)
+{
+	AwaStepResult res;
+
+	run_entry(step, NULL, &res);
+	return STEP_DONE;
+}
+
+/*
+ * A horizon-gated fold (rollup deltas; ring ledgers, arg: trimmed). Each folds
+ * at most awa_bgw.fold_batch_size rows (0.9); a full batch leaves a backlog,
+ * folded again at once instead of after fold_interval, in bounded
+ * transactions between the other steps.
+ */
+static StepNext
+fold(const WorkerStep *step, TimestampTz now)
+{
+	AwaStepResult res;
+	bool		trimmed = (bool) step->arg;
+	int64		rows = 0;
+
+	if (!run_entry(step, NULL, &res))
+		return STEP_DONE;
+	if (awa_step_text_is(&res, "outcome", "stood_down"))
+		awa_status_note_fold(AWA_FOLD_STOOD_DOWN, trimmed, 0, awa_step_text(&res, "pin"));
+	else if (awa_step_text_is(&res, "outcome", "folded"))
 	{
-		rows = strtoul(res->col2, NULL, 10);
-		awa_stats_count(AWA_C_FOLDS_RUN, 1);
-		awa_stats_count(trimmed ? AWA_C_ROWS_TRIMMED : AWA_C_ROWS_FOLDED, rows);
-		awa_status_note_fold(AWA_FOLD_FOLDED, trimmed, rows, NULL);
+		rows = Max(awa_step_int8(&res, step->rows_column), 0);
+		awa_status_note_fold(AWA_FOLD_FOLDED, trimmed, (uint64) rows, NULL);
 	}
 	else
 		awa_status_note_fold(AWA_FOLD_OTHER, trimmed, 0, NULL);
-	return rows >= (uint64) awa_bgw_fold_batch_size;
-}
-
-/* Record the failed_jobs retention's outcome (col1 outcome, col2 rows purged). */
-static void
-count_purge(const AwaStepResult *res)
-{
-	if (strcmp(res->col1, "stood_down") == 0)
-		awa_stats_count(AWA_C_PURGES_STOOD_DOWN, 1);
-	else if (strcmp(res->col1, "folded") == 0)
-	{
-		awa_stats_count(AWA_C_PURGE_RUNS, 1);
-		awa_stats_count(AWA_C_FAILED_JOBS_PURGED, strtoull(res->col2, NULL, 10));
-	}
+	return rows >= awa_bgw_fold_batch_size ? STEP_AGAIN : STEP_DONE;
 }
 
 /*
  * The failed_jobs retention: batches of at most awa_bgw.fold_batch_size rows
  * (0.9), each its own transaction under the horizon gate, while a batch comes
  * back full, at most PURGE_MAX_BATCHES of them or PURGE_BUDGET_MS in one pass;
- * returns whether rows may be left (the budget ran out).
+ * again at once when the budget ran out with rows perhaps left.
  */
-static bool
-purge_tick(void)
+static StepNext
+purge_failed_jobs(const WorkerStep *step, TimestampTz now)
 {
 	TimestampTz start = GetCurrentTimestamp();
 	int			batches;
@@ -434,84 +506,145 @@ purge_tick(void)
 	for (batches = 0; batches < PURGE_MAX_BATCHES; batches++)
 	{
 		AwaStepResult res;
-		uint64		rows;
+		int64		rows;
 
-		if (!awa_run_step("failed_jobs retention",
-						  "SELECT outcome, purged, pin FROM awa.purge_failed_jobs_gated('awa')",
-						  &res) || res.extension != AWA_EXT_READY)
-			return false;
-		count_purge(&res);
-		if (strcmp(res.col1, "folded") != 0)
-			return false;		/* stood down under a pin */
-		rows = strtoull(res.col2, NULL, 10);
-		awa_status_note_purge(rows);
-		if (rows < (uint64) awa_bgw_fold_batch_size)
-			return false;
+		if (!run_entry(step, NULL, &res) || !awa_step_text_is(&res, "outcome", "folded"))
+			return STEP_DONE;	/* failed, or stood down under a pin */
+		rows = Max(awa_step_int8(&res, "purged"), 0);
+		awa_status_note_purge((uint64) rows);
+		if (rows < awa_bgw_fold_batch_size)
+			return STEP_DONE;
 		if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), PURGE_BUDGET_MS))
 			break;
 	}
-	return true;
+	return STEP_AGAIN;
 }
 
 /*
- * The horizon-gated folds, each its own transaction (the gate is checked at the
- * start of each): rollup deltas, ledger trim, failed_jobs retention; then the
- * auto-flip check. Each fold deletes at most awa_bgw.fold_batch_size rows (0.9);
- * after a full batch the next pass folds again at once instead of waiting for
- * fold_interval, so a backlog is caught up in bounded transactions between the
- * other steps.
+ * The keys of unique jobs whose jobs the data plane no longer holds (0.9), one
+ * batch from where the last one stopped; stands down under a pinned horizon
+ * like the folds.
  */
-static void
-fold_tick(TimestampTz now)
+static StepNext
+purge_unique_keys(const WorkerStep *step, TimestampTz now)
 {
+	AwaStepParams params = {0};
 	AwaStepResult res;
-	bool		more = false;
 
-	if (now < sched.next_fold)
-		return;
-	sched.next_fold = after_ms(now, awa_bgw_fold_interval);
-	if (awa_run_step("fold of the rollup deltas",
-					 "SELECT outcome, folded_rows, pin FROM awa.fold_terminal_rollup_deltas('awa')",
-					 &res) && res.extension == AWA_EXT_READY)
-		more |= count_fold(&res, false);
-	if (awa_run_step("fold of the ring ledgers",
-					 "SELECT outcome, trimmed_rows, pin FROM awa.fold_ring_rotation_ledgers('awa')",
-					 &res) && res.extension == AWA_EXT_READY)
-		more |= count_fold(&res, true);
-	if (more)
-	{
-		sched.next_fold = now;
-		return;
-	}
-	if (purge_tick())
-	{
-		sched.next_fold = now;
-		return;
-	}
+	awa_step_param(&params, INT8OID, Int64GetDatum(sched.unique_after));
+	if (run_entry(step, &params, &res) && awa_step_text_is(&res, "outcome", "folded"))
+		sched.unique_after = awa_step_int8(&res, "last_job_id");
+	return STEP_DONE;
+}
+
+static StepNext
+auto_flip(const WorkerStep *step, TimestampTz now)
+{
 	awa_auto_flip_tick(now);
+	return STEP_DONE;
+}
+
+/* A rotation of the ring arg: its outcome and blocker, in the stats and the status. */
+static StepNext
+rotate(const WorkerStep *step, TimestampTz now)
+{
+	AwaRing		ring = (AwaRing) step->arg;
+	AwaStepParams params = {0};
+	AwaStepResult res;
+	const char *outcome;
+	const char *blocker;
+	int			idx;
+
+	awa_step_param(&params, TEXTOID, CStringGetTextDatum(awa_ring_names[ring]));
+	if (!run_entry(step, &params, &res) || !res.has_row)
+		return STEP_DONE;
+	blocker = awa_step_text(&res, "blocker");
+	outcome = awa_step_text(&res, "outcome");
+	idx = outcome ? awa_rotate_outcome_index(outcome, blocker) : -1;
+	if (idx >= 0)
+	{
+		awa_stats_count_ring(ring, true, idx);
+		awa_status_note_rotate(ring, idx, blocker);
+	}
+	return STEP_DONE;
 }
 
 /*
- * The keys of unique jobs (0.9): one batch per fold_interval, from where the
- * last one stopped, of the keys whose jobs the data plane no longer holds;
- * stands down under a pinned horizon like the folds (col1 outcome, col2 rows,
- * col3 the job id the next batch starts after).
+ * A prune of the ring arg: its outcome and reason, and at 0.9 the sessions
+ * that held or awaited a lock on the children a blocked prune wanted.
  */
-static void
-unique_purge_tick(TimestampTz now)
+static StepNext
+prune(const WorkerStep *step, TimestampTz now)
 {
+	AwaRing		ring = (AwaRing) step->arg;
+	AwaStepParams params = {0};
 	AwaStepResult res;
-	char		sql[128];
+	const char *outcome;
+	const int  *holders;
+	int			nholders;
+	int			idx;
 
-	if (now < sched.next_unique_purge)
-		return;
-	sched.next_unique_purge = after_ms(now, awa_bgw_fold_interval);
-	snprintf(sql, sizeof(sql),
-			 "SELECT outcome, purged, last_job_id FROM awa.purge_unique_keys(" INT64_FORMAT ")",
-			 sched.unique_after);
-	if (awa_run_step("purge of unique keys", sql, &res) &&
-		res.extension == AWA_EXT_READY && strcmp(res.col1, "folded") == 0)
-		sched.unique_after = strtoll(res.col3, NULL, 10);
+	awa_step_param(&params, TEXTOID, CStringGetTextDatum(awa_ring_names[ring]));
+	if (!run_entry(step, &params, &res) || !res.has_row)
+		return STEP_DONE;
+	outcome = awa_step_text(&res, "outcome");
+	idx = outcome ? awa_prune_outcome_index(outcome) : -1;
+	if (idx < 0)
+		return STEP_DONE;
+	nholders = awa_step_ints(&res, "holders", &holders);
+	awa_stats_count_ring(ring, false, idx);
+	awa_status_note_prune(ring, idx, awa_step_text(&res, "reason"), holders,
+						  Min(nholders, AWA_PRUNE_BLOCKERS_MAX));
+	return STEP_DONE;
+}
+
+static int
+step_interval(const WorkerStep *step)
+{
+	return step->interval_ms ? *step->interval_ms : step->every_ms;
+}
+
+/*
+ * One pass over the table of steps: each group that is due runs, entry by
+ * entry, and is due again after its cadence, or at once when an entry left
+ * work behind. Returns the earliest time a group is due.
+ */
+static TimestampTz
+maintain(TimestampTz now, TimestampTz next)
+{
+	int			head = -1;
+	bool		due = false;
+	bool		backlog = false;
+	int			i;
+
+	for (i = 0; i < (int) NSTEPS; i++)
+	{
+		const WorkerStep *step = &steps[i];
+
+		if (!(step->flags & STEP_GROUP))
+		{
+			/* the first entry of a group: its cadence is the group's */
+			if (head >= 0 && (!(steps[head].flags & STEP_WINDOWS) || sched.windows))
+				next = Min(next, sched.next_due[head]);
+			head = i;
+			backlog = false;
+			due = (!(step->flags & STEP_WINDOWS) || sched.windows) &&
+				now >= sched.next_due[i];
+			if (due)
+				sched.next_due[i] = after_ms(now, step_interval(step));
+		}
+		if (!due || ((step->flags & STEP_WINDOWS) && !sched.windows) ||
+			((step->flags & STEP_CAUGHT_UP) && backlog))
+			continue;
+		if (step->handler(step, now) == STEP_AGAIN)
+		{
+			backlog = true;
+			sched.next_due[head] = now;
+		}
+	}
+	if (head >= 0 && (!(steps[head].flags & STEP_WINDOWS) || sched.windows))
+		next = Min(next, sched.next_due[head]);
+	return next;
 }
 
 /* One pass of the state machine; returns the next time anything is due. */
@@ -520,7 +653,6 @@ worker_tick(void)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	TimestampTz next = after_ms(now, IDLE_RECHECK_MS);
-	int			r;
 
 	awa_status_count_tick();
 	if (!awa_bgw_enabled)
@@ -552,30 +684,7 @@ worker_tick(void)
 		return Min(next, sched.next_leader_try);
 	}
 	awa_status_set_state(AWA_STATE_LEADER);
-
-	job_tick(now, &sched.next_promote, awa_bgw_promote_interval, "promotion of deferred jobs",
-			 "SELECT promoted FROM awa.promote_deferred('awa')",
-			 AWA_C_PROMOTE_RUNS, AWA_C_JOBS_PROMOTED);
-	job_tick(now, &sched.next_rescue, awa_bgw_rescue_interval, "rescue",
-			 "SELECT rescued, outcome FROM awa.rescue('awa')",
-			 AWA_C_RESCUE_RUNS, AWA_C_JOBS_RESCUED);
-	if (sched.windows)
-	{
-		job_tick(now, &sched.next_schedules, SCHEDULE_CHECK_MS, "periodic schedules",
-				 "SELECT fired, failed FROM awa.fire_due_schedules('awa')",
-				 AWA_NCOUNTERS, AWA_NCOUNTERS);
-		unique_purge_tick(now);
-		next = Min(next, Min(sched.next_schedules, sched.next_unique_purge));
-	}
-	fold_tick(now);
-	for (r = 0; r < AWA_RING_COUNT; r++)
-	{
-		ring_tick((AwaRing) r, now);
-		next = Min(next, sched.next_ring[r]);
-	}
-	next = Min(next, sched.next_promote);
-	next = Min(next, sched.next_fold);
-	next = Min(next, sched.next_rescue);
+	next = maintain(now, next);
 	return Min(next, sched.next_heartbeat);
 }
 
@@ -609,10 +718,7 @@ database_still_listed(void)
 static void
 run_everything_now(void)
 {
-	memset(sched.next_ring, 0, sizeof(sched.next_ring));
-	sched.next_promote = sched.next_rescue = sched.next_fold = 0;
-	sched.next_schedules = 0;
-	sched.next_unique_purge = 0;
+	memset(sched.next_due, 0, sizeof(sched.next_due));
 	sched.next_leader_try = 0;
 }
 
@@ -630,14 +736,20 @@ pin_settings(void)
 static void
 new_instance_id(void)
 {
+	static const AwaStepColumn id_column[] = {{"id", AWA_COL_TEXT}, {NULL}};
 	AwaStepResult res;
+	const char *id = NULL;
 
 	/* gen_random_uuid() is core; it needs no extension and writes nothing */
-	awa_run_session_step("instance id", "SELECT pg_catalog.gen_random_uuid()::text",
-						 &res);
-	if (res.col1[0] == '\0')
-		snprintf(res.col1, sizeof(res.col1), "00000000-0000-4000-8000-%012x", MyProcPid);
-	strlcpy(sched.instance_id, res.col1, sizeof(sched.instance_id));
+	if (awa_run_session_step("instance id",
+							 "SELECT pg_catalog.gen_random_uuid()::pg_catalog.text AS id",
+							 NULL, id_column, &res))
+		id = awa_step_text(&res, "id");
+	if (id != NULL && strlen(id) < sizeof(sched.instance_id))
+		strlcpy(sched.instance_id, id, sizeof(sched.instance_id));
+	else
+		snprintf(sched.instance_id, sizeof(sched.instance_id),
+				 "00000000-0000-4000-8000-%012x", MyProcPid);
 }
 
 void
