@@ -35,6 +35,7 @@ char	   *awa_bgw_databases = NULL;
 char	   *awa_bgw_role = NULL;
 bool		awa_bgw_enabled = true;
 int			awa_bgw_rotate_interval[AWA_RING_COUNT] = {1000, 1000, 1000};
+int			awa_bgw_pinned_rotate_interval = 10000;
 int			awa_bgw_prune_lock_timeout = 10;
 int			awa_bgw_fold_interval = 30000;
 int			awa_bgw_fold_batch_size = 10000;
@@ -136,6 +137,9 @@ define_gucs(void)
 			  &awa_bgw_rotate_interval[AWA_RING_LEASE], 1000, 100, 3600000, false);
 	define_ms("awa_bgw.claim_rotate_interval", "Cadence of the claim ring's rotate and prune.",
 			  &awa_bgw_rotate_interval[AWA_RING_CLAIM], 1000, 100, 3600000, false);
+	define_ms("awa_bgw.pinned_rotate_interval",
+			  "Shortest cadence of each ring's rotate and prune while the MVCC horizon is pinned.",
+			  &awa_bgw_pinned_rotate_interval, 10000, 100, 3600000, false);
 	define_ms("awa_bgw.prune_lock_timeout",
 			  "How long prune waits for its exclusive locks before it reports blocked.",
 			  &awa_bgw_prune_lock_timeout, 10, 1, 60000, true);

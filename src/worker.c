@@ -80,6 +80,8 @@ typedef enum StepNext
 #define STEP_GROUP		0x02	/* shares the cadence of the entry before it */
 #define STEP_CAUGHT_UP	0x04	/* skipped while an earlier entry of its group left work */
 #define STEP_GATED		0x08	/* outcome folded / stood_down: runs counted when folded */
+#define STEP_PIN_SLOWED	0x10	/* under a pinned horizon, at most once per
+								 * awa_bgw.pinned_rotate_interval */
 
 typedef struct WorkerStep WorkerStep;
 typedef StepNext (*StepHandler) (const WorkerStep *step, TimestampTz now);
@@ -124,8 +126,8 @@ static StepNext prune(const WorkerStep *step, TimestampTz now);
 #define RING_STEPS(ring, name) \
 	{.label = "rotate of the " name " ring", .sql = ROTATE_SQL, \
 	 .columns = {{"outcome", AWA_COL_TEXT}, {"blocker", AWA_COL_TEXT}}, \
-	 .interval_ms = &awa_bgw_rotate_interval[ring], NO_COUNTERS, \
-	 .handler = rotate, .arg = ring}, \
+	 .interval_ms = &awa_bgw_rotate_interval[ring], .flags = STEP_PIN_SLOWED, \
+	 NO_COUNTERS, .handler = rotate, .arg = ring}, \
 	{.label = "prune of the " name " ring", .sql = PRUNE_SQL, \
 	 .sql_before_windows = PRUNE_SQL_BEFORE_WINDOWS, \
 	 .columns = {{"outcome", AWA_COL_TEXT}, {"reason", AWA_COL_TEXT}, \
@@ -196,6 +198,7 @@ typedef struct WorkerSchedule
 {
 	TimestampTz next_due[NSTEPS];	/* of each group, kept at its first entry */
 	int64		unique_after;	/* where the next purge of unique keys starts */
+	bool		horizon_pinned; /* the last fold stood down under a pin */
 	TimestampTz next_heartbeat;
 	TimestampTz next_leader_try;
 	TimestampTz next_role_check;
@@ -480,9 +483,13 @@ fold(const WorkerStep *step, TimestampTz now)
 	if (!run_entry(step, NULL, &res))
 		return STEP_DONE;
 	if (awa_step_text_is(&res, "outcome", "stood_down"))
+	{
+		sched.horizon_pinned = true;
 		awa_status_note_fold(AWA_FOLD_STOOD_DOWN, trimmed, 0, awa_step_text(&res, "pin"));
+	}
 	else if (awa_step_text_is(&res, "outcome", "folded"))
 	{
+		sched.horizon_pinned = false;
 		rows = Max(awa_step_int8(&res, step->rows_column), 0);
 		awa_status_note_fold(AWA_FOLD_FOLDED, trimmed, (uint64) rows, NULL);
 	}
@@ -598,10 +605,21 @@ prune(const WorkerStep *step, TimestampTz now)
 	return STEP_DONE;
 }
 
+/*
+ * A step's cadence. While the last fold stood down under a pinned horizon, a
+ * ring rotates (and prunes) at most once per awa_bgw.pinned_rotate_interval:
+ * each prune's TRUNCATE writes new pg_class row versions that no vacuum can
+ * remove before the pin ends, so fewer, fuller slots leave fewer of them
+ * (docs/operations.md, "When the folds stand down for long").
+ */
 static int
 step_interval(const WorkerStep *step)
 {
-	return step->interval_ms ? *step->interval_ms : step->every_ms;
+	int			ms = step->interval_ms ? *step->interval_ms : step->every_ms;
+
+	if ((step->flags & STEP_PIN_SLOWED) && sched.horizon_pinned)
+		ms = Max(ms, awa_bgw_pinned_rotate_interval);
+	return ms;
 }
 
 /*
