@@ -657,28 +657,10 @@ attempt_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/*
- * open_receipts_at(job_ids bigint[], run_leases bigint[], claim_slot, claim_gen,
- *					claim_slots) RETURNS SETOF awa.lease_claims
- *
- * For each distinct attempt (NULLs ignored): its receipt in the newest claim
- * child holding one (children probed from the current slot backwards, while
- * some attempt is still unfound), returned if that child holds no closure of
- * it. The caller holds the attempts' locks, so prune cannot move them.
- * run_lease is a bigint token in 0.9 and the int attempt number before: the
- * key is built for the column's type, and a lease no int column can hold
- * names no attempt there.
- */
-Datum
-awa_open_receipts_at(PG_FUNCTION_ARGS)
+/* the distinct (job_id, run_lease) pairs of the two arrays, NULLs skipped */
+static Attempt *
+read_attempts(ArrayType *jobs_a, ArrayType *leases_a, int *count)
 {
-	static const char *const cols[] = {"job_id", "run_lease"};
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	ArrayType  *jobs_a = PG_GETARG_ARRAYTYPE_P(0);
-	ArrayType  *leases_a = PG_GETARG_ARRAYTYPE_P(1);
-	int32		claim_slot = PG_GETARG_INT32(2);
-	int64		claim_gen = PG_GETARG_INT64(3);
-	int32		nslots = PG_GETARG_INT32(4);
 	Datum	   *jobs,
 			   *leases;
 	bool	   *jnulls,
@@ -687,12 +669,8 @@ awa_open_receipts_at(PG_FUNCTION_ARGS)
 				nleases;
 	Attempt    *att;
 	int			n = 0;
-	int			left;
 	int			i;
-	int64		k;
-	Oid			nsp;
 
-	check_slots(claim_slot, claim_gen, nslots);
 	deconstruct_array(jobs_a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
 					  &jobs, &jnulls, &njobs);
 	deconstruct_array(leases_a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
@@ -701,8 +679,6 @@ awa_open_receipts_at(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("job_ids and run_leases must be arrays of the same length")));
-	InitMaterializedSRF(fcinfo, 0);
-
 	att = palloc(sizeof(Attempt) * Max(njobs, 1));
 	for (i = 0; i < njobs; i++)
 	{
@@ -723,51 +699,94 @@ awa_open_receipts_at(PG_FUNCTION_ARGS)
 				att[m++] = att[i];
 		n = m;
 	}
+	*count = n;
+	return att;
+}
+
+/*
+ * The receipts in claim slot s of the attempts not found yet: each one found
+ * is marked, and emitted unless its closure is in the slot too. Returns how
+ * many were found.
+ */
+static int
+probe_claim_slot(Oid nsp, int s, Attempt *att, int n, ReturnSetInfo *rsinfo)
+{
+	static const char *const cols[] = {"job_id", "run_lease"};
+	Relation	heap = open_table(nsp, "lease_claims", s);
+	AttrMap    *map = build_attrmap_by_name(RelationGetDescr(heap), rsinfo->setDesc);
+	ChildScan	cs,
+				xs;
+	bool		closures_open = false;
+	bool		lease_int8 = column_type(heap, "run_lease") == INT8OID;
+	int			found = 0;
+	int			i;
+
+	child_scan_begin(&cs, heap, open_index(heap, 2, cols), 2);
+	for (i = 0; i < n; i++)
+	{
+		ScanKeyData keys[2];
+
+		if (att[i].found)
+			continue;
+		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ,
+					Int64GetDatum(att[i].job_id));
+		if (!lease_key(&keys[1], lease_int8, att[i].run_lease))
+			continue;
+		index_rescan(cs.scan, keys, 2, NULL, 0);
+		if (!index_getnext_slot(cs.scan, ForwardScanDirection, cs.slot))
+			continue;
+		att[i].found = true;
+		found++;
+		if (!closures_open)
+		{
+			Relation	x = open_table(nsp, "lease_claim_closures", s);
+
+			child_scan_begin(&xs, x, open_index(x, 2, cols), 2);
+			closures_open = true;
+		}
+		index_rescan(xs.scan, keys, 2, NULL, 0);
+		if (!index_getnext_slot(xs.scan, ForwardScanDirection, xs.slot))
+			emit_row(rsinfo, cs.slot, map);
+	}
+	if (closures_open)
+		child_scan_end(&xs);
+	child_scan_end(&cs);
+	free_attrmap(map);
+	return found;
+}
+
+/*
+ * open_receipts_at(job_ids bigint[], run_leases bigint[], claim_slot, claim_gen,
+ *					claim_slots) RETURNS SETOF awa.lease_claims
+ *
+ * For each distinct attempt (NULLs ignored): its receipt in the newest claim
+ * child holding one (children probed from the current slot backwards, while
+ * some attempt is still unfound), returned if that child holds no closure of
+ * it. The caller holds the attempts' locks, so prune cannot move them.
+ * run_lease is a bigint token in 0.9 and the int attempt number before: the
+ * key is built for the column's type, and a lease no int column can hold
+ * names no attempt there.
+ */
+Datum
+awa_open_receipts_at(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int32		claim_slot = PG_GETARG_INT32(2);
+	int64		claim_gen = PG_GETARG_INT64(3);
+	int32		nslots = PG_GETARG_INT32(4);
+	Attempt    *att;
+	int			n;
+	int			left;
+	int64		k;
+	Oid			nsp;
+
+	check_slots(claim_slot, claim_gen, nslots);
+	att = read_attempts(PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), &n);
+	InitMaterializedSRF(fcinfo, 0);
 	left = n;
 	nsp = awa_namespace();
-
 	for (k = 0; left > 0 && k <= Min(claim_gen, (int64) nslots - 1); k++)
-	{
-		int			s = ring_slot(claim_slot, k, nslots);
-		Relation	heap = open_table(nsp, "lease_claims", s);
-		AttrMap    *map = build_attrmap_by_name(RelationGetDescr(heap), rsinfo->setDesc);
-		ChildScan	cs,
-					xs;
-		bool		closures_open = false;
-		bool		lease_int8 = column_type(heap, "run_lease") == INT8OID;
-
-		child_scan_begin(&cs, heap, open_index(heap, 2, cols), 2);
-		for (i = 0; i < n; i++)
-		{
-			ScanKeyData keys[2];
-
-			if (att[i].found)
-				continue;
-			ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ,
-						Int64GetDatum(att[i].job_id));
-			if (!lease_key(&keys[1], lease_int8, att[i].run_lease))
-				continue;
-			index_rescan(cs.scan, keys, 2, NULL, 0);
-			if (!index_getnext_slot(cs.scan, ForwardScanDirection, cs.slot))
-				continue;
-			att[i].found = true;
-			left--;
-			if (!closures_open)
-			{
-				Relation	x = open_table(nsp, "lease_claim_closures", s);
-
-				child_scan_begin(&xs, x, open_index(x, 2, cols), 2);
-				closures_open = true;
-			}
-			index_rescan(xs.scan, keys, 2, NULL, 0);
-			if (!index_getnext_slot(xs.scan, ForwardScanDirection, xs.slot))
-				emit_row(rsinfo, cs.slot, map);
-		}
-		if (closures_open)
-			child_scan_end(&xs);
-		child_scan_end(&cs);
-		free_attrmap(map);
-	}
+		left -= probe_claim_slot(nsp, ring_slot(claim_slot, k, nslots), att, n, rsinfo);
 	return (Datum) 0;
 }
 
