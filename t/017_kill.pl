@@ -87,8 +87,9 @@ $holder->query_safe(
 sql(q{SELECT awa.enqueue('k', 'job') FROM generate_series(1, 3)});
 is(sql(q{SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('k', 3)}), '3',
 	'three jobs completed');
+# (the worker binds the ring's name as $1: the relation waited for says which ring)
 my $old = kill_worker_blocked_on('awa.queue_terminal_rollup_deltas', 'queue prune',
-	'%awa.prune(_awa_, _queue_)%');
+	'%awa.prune(_awa_, $1)%');
 cursor_is_ledger('prune killed');
 is(sql(q{SELECT count(*) FROM awa.terminal_jobs WHERE queue = 'k'}), '3',
 	'the slot was not truncated: its three done entries are there');
@@ -140,7 +141,7 @@ for my $try (1 .. 20)
 	  if sql("SELECT claim_slot FROM awa.lease_claims WHERE job_id = $job") eq $slot;
 	$holder->query_safe('ROLLBACK');    # carried before the lock: try the next slot
 }
-$old = kill_worker_blocked_on($child, 'claim prune', '%awa.prune(_awa_, _claim_)%');
+$old = kill_worker_blocked_on($child, 'claim prune', '%awa.prune(_awa_, $1)%');
 cursor_is_ledger('carry-forward killed');
 is(sql("SELECT string_agg(claim_slot::text, ',') FROM awa.lease_claims WHERE job_id = $job"),
 	$slot, 'the receipt is where it was, once: the copy rolled back');
