@@ -5,7 +5,8 @@
 # (awa.purge_unique_keys, once per fold_interval), and stands down while the horizon is
 # pinned, so awa.unique_keys is insert-only for the length of a pin:
 #  - unique jobs completed: once the rings have pruned their records, their keys go;
-#  - under a REPEATABLE READ pin: jobs completed and their records pruned, the keys stay
+#  - under a REPEATABLE READ pin (the rings kept at 100 ms: pinned_rotate_interval):
+#    jobs completed and their records pruned, the keys stay
 #    (and no row of the table is deleted) while the folds stand down, pass after pass;
 #  - the pin ends: the keys go.
 
@@ -23,6 +24,7 @@ awa_bgw.queue_rotate_interval = '100ms'
 awa_bgw.lease_rotate_interval = '100ms'
 awa_bgw.claim_rotate_interval = '100ms'
 awa_bgw.fold_interval = '200ms'
+awa_bgw.pinned_rotate_interval = '100ms'
 awa_bgw.horizon_pin_min_age = '1s'
 awa_bgw.leader_retry_interval = '200ms'
 });
