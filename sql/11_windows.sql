@@ -159,3 +159,31 @@ SELECT job_id, kind, attempt, run_lease >= 2^62 AS token FROM awa.claim('u', 10)
 SELECT count(*) AS claimed_again FROM awa.claim('u', 10);
 SELECT awa.complete(2, 1) AS running_completes;
 SELECT * FROM awa.queue_counts('u');
+
+-- 9. Only the receipt that carries its claim's window has an entry in the receipts'
+-- (lane_id, claim_seq) index, the one lane positions are read on: a claim of five jobs
+-- writes five receipts and one entry there. (Here after the upgrade from 0.8; a fresh
+-- 0.9 builds the index from the same piece.) The sum runs over every claim child in one
+-- transaction, whose ACCESS SHARE locks keep prune from truncating any in between.
+CREATE EXTENSION IF NOT EXISTS pgstattuple;
+CREATE FUNCTION pg_temp.position_entries() RETURNS bigint LANGUAGE sql AS $$
+    SELECT sum((public.pgstattuple(i.inhrelid::regclass)).tuple_count)::bigint
+      FROM pg_inherits i
+      JOIN pg_index x ON x.indexrelid = i.inhparent
+     WHERE x.indrelid = 'awa.lease_claims'::regclass
+       AND pg_get_indexdef(x.indexrelid) LIKE '%(lane_id, claim_seq)%' $$;
+SELECT count(*) AS enqueued
+  FROM awa.enqueue_batch('posidx', '[{"kind": "a"}, {"kind": "b"}, {"kind": "c"},
+                                     {"kind": "d"}, {"kind": "e"}]');
+BEGIN;
+SELECT pg_temp.position_entries() AS entries_before \gset
+SELECT count(*) AS receipts_before FROM awa.lease_claims \gset
+SELECT count(*) AS claimed FROM awa.claim('posidx', 5);
+SELECT (SELECT count(*) FROM awa.lease_claims) - :receipts_before AS receipts_written,
+       pg_temp.position_entries() - :entries_before AS position_entries_written;
+COMMIT;
+-- and the lane's position is found on it: the next claim takes the next jobs in order
+SELECT count(*) AS enqueued
+  FROM awa.enqueue_batch('posidx', '[{"kind": "f"}, {"kind": "g"}]');
+SELECT kind FROM awa.claim('posidx', 5) ORDER BY job_id;
+DROP EXTENSION pgstattuple;

@@ -106,6 +106,7 @@ extern Relation open_table(Oid nsp, const char *family, int slot);
 extern Relation open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode);
 extern Relation open_index(Relation heap, int ncols, const char *const *cols);
 extern Relation open_tombstone_index(Relation done);
+extern Relation open_position_index(Relation claims);
 extern void child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys);
 extern void child_scan_end(ChildScan *cs);
 extern int64 get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull);

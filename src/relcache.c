@@ -226,3 +226,17 @@ open_tombstone_index(Relation done)
 
 	return find_index(done, 2, cols, true);
 }
+
+/*
+ * The index of a claim child on (lane_id, claim_seq) that lane positions are
+ * found by: in 0.9 partial, WHERE win_hi IS NOT NULL, so that only the one
+ * receipt of a claim that carries the window has an entry (docs/storage.md
+ * A.3). The reader skips receipts without a window either way.
+ */
+Relation
+open_position_index(Relation claims)
+{
+	static const char *const cols[] = {"lane_id", "claim_seq"};
+
+	return find_index(claims, 2, cols, true);
+}

@@ -200,7 +200,6 @@ static void
 window_position(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32 nslots,
 				Position *p)
 {
-	static const char *const cols[] = {"lane_id", "claim_seq"};
 	int64		k;
 
 	memset(p, 0, sizeof(Position));
@@ -212,7 +211,7 @@ window_position(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32
 		ChildScan	cs;
 		ScanKeyData key;
 
-		child_scan_begin(&cs, heap, open_index(heap, 2, cols), 1);
+		child_scan_begin(&cs, heap, open_position_index(heap), 1);
 		ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
 		index_rescan(cs.scan, &key, 1, NULL, 0);
 		while (index_getnext_slot(cs.scan, BackwardScanDirection, cs.slot))
