@@ -187,3 +187,22 @@ SELECT count(*) AS enqueued
   FROM awa.enqueue_batch('posidx', '[{"kind": "f"}, {"kind": "g"}]');
 SELECT kind FROM awa.claim('posidx', 5) ORDER BY job_id;
 DROP EXTENSION pgstattuple;
+
+-- 10. The hot paths write the rows of a call together (heap_multi_insert, 64 rows at a
+-- time): 150 jobs enqueued, claimed and completed each in one call are all written, each
+-- found by its indexes (job lookup reads ready and done entries by job id), and counted.
+CREATE TEMP TABLE multi AS
+SELECT job_id FROM awa.enqueue_batch('multi',
+    (SELECT jsonb_agg(jsonb_build_object('kind', 'k', 'args', jsonb_build_object('i', i)))
+       FROM generate_series(1, 150) i)) AS job_id;
+SELECT count(*) AS available_found FROM multi m, awa.job(m.job_id) j WHERE j.state = 'available';
+CREATE TEMP TABLE multi_claimed AS SELECT job_id, run_lease FROM awa.claim('multi', 1000);
+SELECT count(*) AS claimed, count(DISTINCT job_id) AS distinct_jobs,
+       count(*) FILTER (WHERE job_id IN (SELECT job_id FROM multi)) AS ours
+  FROM multi_claimed;
+SELECT count(*) AS running_found FROM multi m, awa.job(m.job_id) j WHERE j.state = 'running';
+SELECT count(*) AS completed_now
+  FROM awa.complete_batch((SELECT array_agg(job_id) FROM multi_claimed),
+                          (SELECT array_agg(run_lease) FROM multi_claimed)) c;
+SELECT count(*) AS completed_found FROM multi m, awa.job(m.job_id) j WHERE j.state = 'completed';
+SELECT available, running, completed FROM awa.queue_counts('multi');

@@ -245,49 +245,82 @@ read_singleton(Oid nsp, const char *table, int ncols, const char *const *cols,
 }
 
 /*
- * Direct inserts into a ring child (the C hot paths, src/claim.c and
- * src/complete.c): the heap tuple and its index entries, as an INSERT into
- * the child would write them. The callers give every column (defaults are
- * theirs to compute); the ring children have no triggers and no constraints
- * but NOT NULL, the partition bound and the fixed CHECKs of an outcome or a
- * state, which the callers' constant values meet.
+ * Direct inserts into a ring child (the C hot paths, src/claim.c,
+ * src/complete.c and src/enqueue.c): the heap tuples and their index entries,
+ * as an INSERT into the child would write them. The callers give every column
+ * (defaults are theirs to compute); the ring children have no triggers and no
+ * constraints but NOT NULL, the partition bound and the fixed CHECKs of an
+ * outcome or a state, which the callers' constant values meet.
+ *
+ * The rows put are held (copied into the inserter's own slots) and written
+ * when AWA_INSERT_BATCH are held and at row_inserter_end: one row by
+ * heap_insert, more by heap_multi_insert, which writes one WAL record per
+ * heap page instead of one per row (a claim, completion or enqueue of 32
+ * jobs). So a caller reads none of the rows it put before row_inserter_end;
+ * none does (each puts its rows in one loop, reading nothing in between).
  */
 void
 row_inserter_begin(RowInserter *ri, Relation rel)
 {
+	memset(ri, 0, sizeof(RowInserter));
 	ri->rel = rel;
 	ri->estate = CreateExecutorState();
 	ri->rri = makeNode(ResultRelInfo);
 	InitResultRelInfo(ri->rri, rel, 1, NULL, 0);
 	ExecOpenIndices(ri->rri, false);
-	ri->slot = ExecInitExtraTupleSlot(ri->estate, RelationGetDescr(rel), &TTSOpsHeapTuple);
+}
+
+/* the rows held: the heap tuples, then each one's index entries */
+static void
+row_inserter_flush(RowInserter *ri)
+{
+	int			i;
+
+	if (ri->held == 1)
+		simple_table_tuple_insert(ri->rel, ri->slots[0]);
+	else if (ri->held > 1)
+		table_multi_insert(ri->rel, ri->slots, ri->held, GetCurrentCommandId(true), 0, NULL);
+	for (i = 0; i < ri->held; i++)
+	{
+		ExecInsertIndexTuples(ri->rri, ri->slots[i], ri->estate, false, false, NULL, NIL);
+		ExecClearTuple(ri->slots[i]);
+	}
+	ri->held = 0;
 }
 
 void
 row_inserter_put(RowInserter *ri, Datum *values, bool *nulls)
 {
 	TupleDesc	desc = RelationGetDescr(ri->rel);
-	HeapTuple	tup;
+	TupleTableSlot *slot;
 	int			i;
 
 	for (i = 0; i < desc->natts; i++)
 		if (nulls[i] && TupleDescAttr(desc, i)->attnotnull)
 			elog(ERROR, "awa_bgw: no value for column %s of %s",
 				 NameStr(TupleDescAttr(desc, i)->attname), RelationGetRelationName(ri->rel));
-	tup = heap_form_tuple(desc, values, nulls);
-
-	ExecStoreHeapTuple(tup, ri->slot, false);
-	simple_table_tuple_insert(ri->rel, ri->slot);
-	ExecInsertIndexTuples(ri->rri, ri->slot, ri->estate, false, false, NULL, NIL);
-	ExecClearTuple(ri->slot);
-	heap_freetuple(tup);
+	if (ri->held == AWA_INSERT_BATCH)
+		row_inserter_flush(ri);
+	if (ri->slots[ri->held] == NULL)
+		ri->slots[ri->held] = table_slot_create(ri->rel, NULL);
+	slot = ri->slots[ri->held++];
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, values, desc->natts * sizeof(Datum));
+	memcpy(slot->tts_isnull, nulls, desc->natts * sizeof(bool));
+	ExecStoreVirtualTuple(slot);
+	/* the slot's own copy: the caller reuses its arrays for the next row */
+	ExecMaterializeSlot(slot);
 }
 
 void
 row_inserter_end(RowInserter *ri)
 {
+	int			i;
+
+	row_inserter_flush(ri);
+	for (i = 0; i < AWA_INSERT_BATCH && ri->slots[i] != NULL; i++)
+		ExecDropSingleTupleTableSlot(ri->slots[i]);
 	ExecCloseIndices(ri->rri);
-	ExecDropSingleTupleTableSlot(ri->slot);
 	FreeExecutorState(ri->estate);
 }
 

@@ -46,13 +46,17 @@ typedef struct WindowEntry
 	bool	   *nulls;
 } WindowEntry;
 
+/* rows an inserter holds before it writes them in one heap_multi_insert */
+#define AWA_INSERT_BATCH 64
+
 /* direct inserts into one ring child (dataplane.c) */
 typedef struct RowInserter
 {
 	Relation	rel;
 	struct EState *estate;
 	struct ResultRelInfo *rri;
-	TupleTableSlot *slot;
+	int			held;			/* rows in slots[] not yet written */
+	TupleTableSlot *slots[AWA_INSERT_BATCH];	/* made as needed */
 } RowInserter;
 
 /* one job to enqueue: the fields of awa.new_job (kind, args, error: datums) */
