@@ -206,3 +206,24 @@ SELECT count(*) AS completed_now
                           (SELECT array_agg(run_lease) FROM multi_claimed)) c;
 SELECT count(*) AS completed_found FROM multi m, awa.job(m.job_id) j WHERE j.state = 'completed';
 SELECT available, running, completed FROM awa.queue_counts('multi');
+
+-- 11. Large payloads go through the same path, written a megabyte of rows at a time and
+-- toasted: six jobs of ~480 kB each are enqueued, claimed and completed intact.
+CREATE TEMP TABLE big_in AS
+SELECT i, jsonb_build_object('blob', (SELECT string_agg(md5(i || '-' || j), '')
+                                        FROM generate_series(1, 15000) j)) AS args
+  FROM generate_series(1, 6) i;
+CREATE TEMP TABLE big AS
+SELECT e.job_id, b.args
+  FROM awa.enqueue_batch('big', (SELECT jsonb_agg(jsonb_build_object('kind', 'big', 'args', args)
+                                                  ORDER BY i) FROM big_in))
+       WITH ORDINALITY AS e(job_id, ord)
+  JOIN big_in b ON b.i = e.ord;
+CREATE TEMP TABLE big_claimed AS SELECT job_id, run_lease, args FROM awa.claim('big', 10);
+SELECT count(*) AS claimed, count(*) FILTER (WHERE c.args = b.args) AS intact,
+       min(octet_length(c.args::text)) > 400000 AS large
+  FROM big_claimed c JOIN big b USING (job_id);
+SELECT count(*) AS completed
+  FROM awa.complete_batch((SELECT array_agg(job_id) FROM big_claimed),
+                          (SELECT array_agg(run_lease) FROM big_claimed));
+SELECT available, running, completed FROM awa.queue_counts('big');

@@ -253,7 +253,8 @@ read_singleton(Oid nsp, const char *table, int ncols, const char *const *cols,
  * outcome or a state, which the callers' constant values meet.
  *
  * The rows put are held (copied into the inserter's own slots) and written
- * when AWA_INSERT_BATCH are held and at row_inserter_end: one row by
+ * when AWA_INSERT_BATCH rows or AWA_INSERT_BYTES of them are held (the held
+ * copies stay small whatever the jobs' payloads) and at row_inserter_end: one row by
  * heap_insert, more by heap_multi_insert, which writes one WAL record per
  * heap page instead of one per row (a claim, completion or enqueue of 32
  * jobs). So a caller reads none of the rows it put before row_inserter_end;
@@ -286,6 +287,7 @@ row_inserter_flush(RowInserter *ri)
 		ExecClearTuple(ri->slots[i]);
 	}
 	ri->held = 0;
+	ri->held_bytes = 0;
 }
 
 void
@@ -299,7 +301,7 @@ row_inserter_put(RowInserter *ri, Datum *values, bool *nulls)
 		if (nulls[i] && TupleDescAttr(desc, i)->attnotnull)
 			elog(ERROR, "awa_bgw: no value for column %s of %s",
 				 NameStr(TupleDescAttr(desc, i)->attname), RelationGetRelationName(ri->rel));
-	if (ri->held == AWA_INSERT_BATCH)
+	if (ri->held == AWA_INSERT_BATCH || ri->held_bytes >= AWA_INSERT_BYTES)
 		row_inserter_flush(ri);
 	if (ri->slots[ri->held] == NULL)
 		ri->slots[ri->held] = table_slot_create(ri->rel, NULL);
@@ -310,6 +312,7 @@ row_inserter_put(RowInserter *ri, Datum *values, bool *nulls)
 	ExecStoreVirtualTuple(slot);
 	/* the slot's own copy: the caller reuses its arrays for the next row */
 	ExecMaterializeSlot(slot);
+	ri->held_bytes += ExecFetchSlotHeapTuple(slot, false, NULL)->t_len;
 }
 
 void

@@ -46,8 +46,9 @@ typedef struct WindowEntry
 	bool	   *nulls;
 } WindowEntry;
 
-/* rows an inserter holds before it writes them in one heap_multi_insert */
+/* rows, and bytes of them, an inserter holds before it writes them together */
 #define AWA_INSERT_BATCH 64
+#define AWA_INSERT_BYTES (1024 * 1024)
 
 /* direct inserts into one ring child (dataplane.c) */
 typedef struct RowInserter
@@ -56,6 +57,7 @@ typedef struct RowInserter
 	struct EState *estate;
 	struct ResultRelInfo *rri;
 	int			held;			/* rows in slots[] not yet written */
+	Size		held_bytes;		/* their heap tuples' length */
 	TupleTableSlot *slots[AWA_INSERT_BATCH];	/* made as needed */
 } RowInserter;
 
