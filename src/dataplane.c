@@ -252,13 +252,13 @@ read_singleton(Oid nsp, const char *table, int ncols, const char *const *cols,
  * constraints but NOT NULL, the partition bound and the fixed CHECKs of an
  * outcome or a state, which the callers' constant values meet.
  *
- * The rows put are held (copied into the inserter's own slots) and written
- * when AWA_INSERT_BATCH rows or AWA_INSERT_BYTES of them are held (the held
- * copies stay small whatever the jobs' payloads) and at row_inserter_end: one row by
- * heap_insert, more by heap_multi_insert, which writes one WAL record per
- * heap page instead of one per row (a claim, completion or enqueue of 32
- * jobs). So a caller reads none of the rows it put before row_inserter_end;
- * none does (each puts its rows in one loop, reading nothing in between).
+ * The rows put are held (copied into the inserter's own slots, emptied by
+ * each write) and written when AWA_INSERT_BATCH rows or AWA_INSERT_BYTES of
+ * them are held, and at row_inserter_end: one row by heap_insert, more by
+ * heap_multi_insert, which writes one WAL record per heap page instead of one
+ * per row (a claim, completion or enqueue of 32 jobs). So a caller cannot
+ * read the rows it put before row_inserter_end; none needs to (each puts its
+ * rows in one loop, reading nothing in between).
  */
 void
 row_inserter_begin(RowInserter *ri, Relation rel)
@@ -306,7 +306,6 @@ row_inserter_put(RowInserter *ri, Datum *values, bool *nulls)
 	if (ri->slots[ri->held] == NULL)
 		ri->slots[ri->held] = table_slot_create(ri->rel, NULL);
 	slot = ri->slots[ri->held++];
-	ExecClearTuple(slot);
 	memcpy(slot->tts_values, values, desc->natts * sizeof(Datum));
 	memcpy(slot->tts_isnull, nulls, desc->natts * sizeof(bool));
 	ExecStoreVirtualTuple(slot);
