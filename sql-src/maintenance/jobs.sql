@@ -1,6 +1,6 @@
 -- The worker's job maintenance, each one transaction callable by hand: promotion of
--- due deferred jobs, rescue of attempts past their deadline or silent too long, and
--- the retention of failed_jobs.
+-- due deferred jobs and the retention of failed_jobs (the rescue of attempts past their
+-- deadline or silent too long is in rescue.sql).
 
 CREATE OR REPLACE FUNCTION awa.promote_deferred(p_schema text, OUT promoted bigint)
 LANGUAGE plpgsql VOLATILE
@@ -27,55 +27,6 @@ BEGIN
                        d.max_attempts, d.created_at, NULL)::awa.new_job
               FROM unnest(v_due) d WHERE d.queue = v_queue));
     END LOOP;
-END
-$$;
-
--- Open receipts past their deadline, or whose newest heartbeat (or, without one, the
--- claim) is older than awa_bgw.job_heartbeat_timeout: closed as rescued and retried, or
--- failed when out of attempts. Takes the claim ring's serializer first, as prune does,
--- so it never races a carry-forward; an attempt whose lock is busy is left for the next
--- round.
-CREATE OR REPLACE FUNCTION awa.rescue(p_schema text, OUT rescued bigint, OUT outcome text)
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v_timeout interval := coalesce(current_setting('awa_bgw.job_heartbeat_timeout', true),
-                                   '90s')::interval;
-    v_n int := awa.ring_slot_count('claim');
-    -- each child has a row type of its own: the receipt is read as the parent's (a
-    -- plan cached for one child's type fails on another's)
-    r record;
-    s int;
-BEGIN
-    PERFORM awa.check_schema(p_schema);
-    PERFORM awa.require_read_committed();
-    rescued := 0;
-    IF awa.ring_try_serializer('claim') IS NULL THEN
-        outcome := 'blocked';
-        RETURN;
-    END IF;
-    FOR s IN 0 .. v_n - 1 LOOP
-        FOR r IN EXECUTE format(
-            'SELECT ROW(c.*)::awa.lease_claims AS receipt, CASE WHEN c.deadline_at < clock_timestamp() THEN ''deadline passed'' '
-            '               ELSE ''no heartbeat for '' || $1::text END AS why '
-            '  FROM awa.%I c '
-            ' WHERE NOT EXISTS (SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id '
-            '                   AND x.run_lease = c.run_lease) '
-            '   AND (c.deadline_at < clock_timestamp() '
-            '        OR greatest(c.claimed_at, (SELECT max(l.heartbeat_at) FROM awa.leases l '
-            '                     WHERE l.job_id = c.job_id AND l.run_lease = c.run_lease)) '
-            '           < clock_timestamp() - $1) '
-            ' LIMIT 500', 'lease_claims_' || s, 'lease_claim_closures_' || s)
-          USING v_timeout
-        LOOP
-            CONTINUE WHEN NOT awa.private_try_xact_lock(
-                awa.attempt_lock_key((r.receipt).job_id, (r.receipt).run_lease));
-            PERFORM awa.fail_attempt(r.receipt, 'rescued', 'rescued: ' || r.why, NULL);
-            rescued := rescued + 1;
-        END LOOP;
-    END LOOP;
-    outcome := CASE WHEN rescued > 0 THEN 'rescued' ELSE 'none' END;
 END
 $$;
 
