@@ -219,6 +219,9 @@ static WorkerSchedule sched;
  * the worker: a read-only or serializable default fails or changes every
  * step, a short lock or statement timeout fails them at random, replica
  * mode switches the fence triggers off. A step may still SET LOCAL them.
+ * JIT is off: a step's estimates (a probe per row over every child of a ring)
+ * pass jit_above_cost while it runs in milliseconds, and compiling it cost
+ * more than running it (a rescue under load: 1.4 s, of which most was JIT).
  */
 static const char *const pinned_settings[][2] = {
 	{"default_transaction_read_only", "off"},
@@ -232,6 +235,7 @@ static const char *const pinned_settings[][2] = {
 	{"DateStyle", "ISO, MDY"},
 	{"IntervalStyle", "postgres"},
 	{"standard_conforming_strings", "on"},
+	{"jit", "off"},
 };
 
 static TimestampTz

@@ -5,7 +5,8 @@
 # no leadership and runs no step, and the worker leads once the role is fixed and the
 # configuration reloaded; the launcher starts no worker that could not log in.
 # Database and role defaults that would break the steps (read-only, serializable,
-# short timeouts, replica mode, another search_path) do not reach the worker.
+# short timeouts, replica mode, another search_path) do not reach the worker, nor
+# those that would make it JIT-compile its steps (pg_stat_statements counts none).
 
 use strict;
 use warnings;
@@ -26,6 +27,8 @@ awa_bgw.claim_rotate_interval = '100ms'
 awa_bgw.leader_retry_interval = '200ms'
 awa_bgw.runtime_heartbeat_interval = '200ms'
 awa_bgw.job_heartbeat_timeout = '1h'
+shared_preload_libraries = 'awa_bgw, pg_stat_statements'
+pg_stat_statements.track = 'all'
 });
 $node->start;
 
@@ -176,6 +179,9 @@ sql(q{ALTER ROLE awa_weak SET default_transaction_isolation = 'serializable'});
 sql(q{ALTER ROLE awa_weak SET lock_timeout = '1ms'});
 sql(q{ALTER ROLE awa_weak SET search_path = public});
 sql(q{ALTER ROLE awa_weak SET session_replication_role = replica});
+# every statement the worker runs would be JIT-compiled, at a cost far above its run
+sql(q{ALTER DATABASE postgres SET jit_above_cost = 0});
+sql(q{ALTER ROLE awa_weak SET jit = on});
 is(sql(q{SELECT count(*) FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole
           WHERE r.rolname = 'awa_weak'}), '1', 'the worker role has its defaults');
 
@@ -196,6 +202,26 @@ wait_until('it rotates and prunes every ring, and no step fails',
 is(status('errors'), '0', 'no step failed');
 is(count_in_log(qr/read-only transaction|lock timeout|statement timeout/), 0,
 	'no read-only or timeout error was logged');
+
+# What the worker ran (its role's statements, nested ones too) was never JIT-compiled.
+# Where this server has no JIT provider nothing is ever compiled, and the check says
+# nothing: it is skipped.
+SKIP:
+{
+	skip 'no JIT provider on this server', 2
+	  unless sql('SELECT pg_jit_available()') eq 't';
+	sql('CREATE EXTENSION pg_stat_statements');
+	my $worker_calls = q{FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid
+	                     WHERE r.rolname = 'awa_weak'
+	                       AND s.query ~ 'awa\.(rotate|prune|promote_deferred)\('};
+	wait_until('pg_stat_statements holds rotations, prunes and promotions the worker ran',
+		"SELECT sum(calls) >= 10 $worker_calls");
+	is(sql("SELECT sum(jit_functions) $worker_calls"), '0',
+		'none of them was JIT-compiled, under jit_above_cost = 0 for its database');
+	ok(sql(q{SELECT count(*) FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid
+	          WHERE r.rolname <> 'awa_weak' AND s.jit_functions > 0}) > 0,
+		'while statements of this test were: the database default is in force');
+}
 
 $node->stop;
 done_testing();
