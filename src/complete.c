@@ -13,7 +13,9 @@
  * receipt's claim slot, a done entry (run_lease: the attempt number) in the
  * current queue slot. Both rows go straight into the ring children
  * (dataplane.c's row inserter). complete_batch does the same for up to 1000
- * attempts, their locks taken in key order.
+ * attempts, their locks taken in key order, then their receipts found under
+ * one snapshot taken after the last lock (one read of the claim cursor, one
+ * scan per claim child rescanned per attempt: ReceiptFinder).
  *
  * src/complete.c
  *
@@ -62,54 +64,105 @@ probe(ChildScan *cs, int64 job_id, int64 run_lease)
 }
 
 /*
+ * Finds the open receipts of many attempts under one snapshot: the claim
+ * cursor is read once, and each claim child's scan on (job_id, run_lease), and
+ * its closures' scan, is begun the first time a probe reaches that slot and
+ * rescanned for the next attempt (complete_batch: 32 attempts read the cursor
+ * once, not 32 times). Slots are counted from the current one backwards.
+ */
+typedef struct ReceiptFinder
+{
+	Oid			nsp;
+	bool		have_cursor;
+	int32		claim_slot;
+	int64		claim_gen;
+	bool		begun[2][AWA_CLAIM_SLOTS];	/* [0] receipts, [1] closures */
+	ChildScan	scans[2][AWA_CLAIM_SLOTS];
+} ReceiptFinder;
+
+static void
+finder_begin(ReceiptFinder *f, Oid nsp)
+{
+	memset(f, 0, sizeof(*f));
+	f->nsp = nsp;
+	f->have_cursor = ring_cursor_read(nsp, "claim", &f->claim_slot, &f->claim_gen);
+	if (f->have_cursor)
+		check_slots(f->claim_slot, f->claim_gen, AWA_CLAIM_SLOTS);
+}
+
+/* the scan of slot k back (family 0: lease_claims, 1: lease_claim_closures) */
+static ChildScan *
+finder_scan(ReceiptFinder *f, int family, int k)
+{
+	static const char *const cols[] = {"job_id", "run_lease"};
+
+	if (!f->begun[family][k])
+	{
+		Relation	heap = open_table(f->nsp,
+									  family == 0 ? "lease_claims" : "lease_claim_closures",
+									  ring_slot(f->claim_slot, k, AWA_CLAIM_SLOTS));
+
+		child_scan_begin(&f->scans[family][k], heap, open_index(heap, 2, cols), 2);
+		f->begun[family][k] = true;
+	}
+	return &f->scans[family][k];
+}
+
+/*
  * The attempt's receipt, from the newest claim child that holds it; true when
  * it is there and open (no closure for it in its slot).
  */
+static bool
+finder_find(ReceiptFinder *f, int64 job_id, int64 run_lease, AwaReceipt *r)
+{
+	int64		k;
+	int			i;
+
+	for (k = 0; f->have_cursor && k <= Min(f->claim_gen, (int64) AWA_CLAIM_SLOTS - 1); k++)
+	{
+		ChildScan  *cs = finder_scan(f, 0, (int) k);
+
+		if (!probe(cs, job_id, run_lease))
+			continue;
+		if (probe(finder_scan(f, 1, (int) k), job_id, run_lease))
+			return false;
+		for (i = 0; i < AWA_RECEIPT_COLS; i++)
+		{
+			AttrNumber	a = column_number(cs->heap, receipt_cols[i]);
+			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(cs->heap), a - 1);
+
+			r->values[i] = slot_getattr(cs->slot, a, &r->nulls[i]);
+			if (!r->nulls[i])
+				r->values[i] = datumCopy(r->values[i], att->attbyval, att->attlen);
+		}
+		return true;
+	}
+	return false;
+}
+
+static void
+finder_end(ReceiptFinder *f)
+{
+	int			family;
+	int			k;
+
+	for (family = 0; family < 2; family++)
+		for (k = 0; k < AWA_CLAIM_SLOTS; k++)
+			if (f->begun[family][k])
+				child_scan_end(&f->scans[family][k]);
+}
+
+/* the attempt's open receipt, as finder_find; for one attempt */
 bool
 awa_open_receipt(Oid nsp, int64 job_id, int64 run_lease, AwaReceipt *r)
 {
-	static const char *const cols[] = {"job_id", "run_lease"};
-	int32		claim_slot;
-	int64		claim_gen;
-	int64		k;
+	ReceiptFinder f;
+	bool		open;
 
-	if (!ring_cursor_read(nsp, "claim", &claim_slot, &claim_gen))
-		return false;
-	check_slots(claim_slot, claim_gen, AWA_CLAIM_SLOTS);
-	for (k = 0; k <= Min(claim_gen, (int64) AWA_CLAIM_SLOTS - 1); k++)
-	{
-		int			s = ring_slot(claim_slot, k, AWA_CLAIM_SLOTS);
-		Relation	heap = open_table(nsp, "lease_claims", s);
-		ChildScan	cs;
-		bool		found;
-		bool		open = false;
-		int			i;
-
-		child_scan_begin(&cs, heap, open_index(heap, 2, cols), 2);
-		found = probe(&cs, job_id, run_lease);
-		if (found)
-		{
-			Relation	x = open_table(nsp, "lease_claim_closures", s);
-			ChildScan	xs;
-
-			child_scan_begin(&xs, x, open_index(x, 2, cols), 2);
-			open = !probe(&xs, job_id, run_lease);
-			child_scan_end(&xs);
-			for (i = 0; open && i < AWA_RECEIPT_COLS; i++)
-			{
-				AttrNumber	a = column_number(heap, receipt_cols[i]);
-				Form_pg_attribute att = TupleDescAttr(RelationGetDescr(heap), a - 1);
-
-				r->values[i] = slot_getattr(cs.slot, a, &r->nulls[i]);
-				if (!r->nulls[i])
-					r->values[i] = datumCopy(r->values[i], att->attbyval, att->attlen);
-			}
-		}
-		child_scan_end(&cs);
-		if (found)
-			return open;
-	}
-	return false;
+	finder_begin(&f, nsp);
+	open = finder_find(&f, job_id, run_lease, r);
+	finder_end(&f);
+	return open;
 }
 
 /* rows into one ring child, their columns given by name (the rest NULL) */
@@ -415,6 +468,7 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	BatchAttempt *att;
 	AwaReceipt *open;
+	ReceiptFinder finder;
 	int			nopen = 0;
 	int			n;
 	int			i;
@@ -445,12 +499,13 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	nsp = awa_namespace();
 	open = palloc(Max(n, 1) * sizeof(AwaReceipt));
+	finder_begin(&finder, nsp);
 	for (i = 0; i < n; i++)
 	{
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
 
-		if (!awa_open_receipt(nsp, att[i].job_id, att[i].run_lease, &open[nopen]))
+		if (!finder_find(&finder, att[i].job_id, att[i].run_lease, &open[nopen]))
 			continue;
 		/* every receipt is checked before anything is written */
 		awa_queue_require(DatumGetTextPP(awa_receipt_col(&open[nopen], "queue")),
@@ -460,6 +515,7 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 		values[1] = Int64GetDatum(att[i].run_lease);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	finder_end(&finder);
 	awa_close_attempts(nsp, open, nopen, "completed", "completed", (Datum) 0);
 	PopActiveSnapshot();
 	return (Datum) 0;
