@@ -78,6 +78,7 @@ typedef struct ReceiptFinder
 	int64		claim_gen;
 	bool		begun[2][AWA_CLAIM_SLOTS];	/* [0] receipts, [1] closures */
 	ChildScan	scans[2][AWA_CLAIM_SLOTS];
+	AttrNumber	atts[AWA_CLAIM_SLOTS][AWA_RECEIPT_COLS];	/* receipt_cols in a child */
 } ReceiptFinder;
 
 static void
@@ -95,6 +96,7 @@ static ChildScan *
 finder_scan(ReceiptFinder *f, int family, int k)
 {
 	static const char *const cols[] = {"job_id", "run_lease"};
+	int			i;
 
 	if (!f->begun[family][k])
 	{
@@ -104,6 +106,8 @@ finder_scan(ReceiptFinder *f, int family, int k)
 
 		child_scan_begin(&f->scans[family][k], heap, open_index(heap, 2, cols), 2);
 		f->begun[family][k] = true;
+		for (i = 0; family == 0 && i < AWA_RECEIPT_COLS; i++)
+			f->atts[k][i] = column_number(heap, receipt_cols[i]);
 	}
 	return &f->scans[family][k];
 }
@@ -128,7 +132,7 @@ finder_find(ReceiptFinder *f, int64 job_id, int64 run_lease, AwaReceipt *r)
 			return false;
 		for (i = 0; i < AWA_RECEIPT_COLS; i++)
 		{
-			AttrNumber	a = column_number(cs->heap, receipt_cols[i]);
+			AttrNumber	a = f->atts[k][i];
 			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(cs->heap), a - 1);
 
 			r->values[i] = slot_getattr(cs->slot, a, &r->nulls[i]);
