@@ -11,8 +11,9 @@
  *	- the queue's lanes (an index scan of awa.queue_lanes), in claim order:
  *	  priority, then shards starting at this backend's own;
  *	- per lane, while jobs are wanted: the empty-lane mark (src/lanemarks.c);
- *	  the lane's claim lock, tried (a busy lane is waited for up to 10 ms only
- *	  while nothing has been taken and the lane looks as if it had work); a
+ *	  the lane's claim lock, tried (the lanes of a priority in two passes:
+ *	  every free one first, then, while nothing has been taken, each busy one
+ *	  that looks as if it had work is waited for up to 10 ms); a
  *	  fresh snapshot, taken after the lock; the lane's window read
  *	  (src/windows.c); one receipt per entry taken, inserted straight into
  *	  the lease_claims child of the current claim slot, in (txid, lane_seq)
@@ -76,6 +77,8 @@ typedef struct Claim
 	int32		claim_slot;		/* the claim cursor, read after the lane's lock */
 	int64		claim_gen;
 	ReturnSetInfo *rsinfo;
+	bool		no_wait;		/* first pass over a priority: busy lanes skipped */
+	bool		busy;			/* the last lane tried was busy */
 } Claim;
 
 /* awa.require_read_committed() */
@@ -290,7 +293,8 @@ lock_lane(Claim *c, int32 lane, int64 key)
 
 	if (awa_private_lock(key, true))
 		return true;
-	if (c->left < c->max_batch)
+	c->busy = true;
+	if (c->no_wait || c->left < c->max_batch)
 		return false;
 	/* read without the lock, with the statement's snapshot: a hint */
 	if (!ring_cursor_read(c->nsp, "claim", &c->claim_slot, &c->claim_gen) ||
@@ -351,6 +355,48 @@ claim_lane(Claim *c, int32 lane)
 	return n;
 }
 
+/* claim_lane for one lane, in the per-lane memory context */
+static void
+claim_one(Claim *c, Lane *lane, MemoryContext lane_cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(lane_cxt);
+
+	c->busy = false;
+	c->left -= claim_lane(c, lane->lane_id);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(lane_cxt);
+}
+
+/*
+ * The lanes [first, end) of one priority, in two passes: each free lane is
+ * claimed from before any busy one is waited for, so that a claimer whose own
+ * shard's lane is held by another claimer (until that one's commit) takes
+ * from a free shard instead of waiting; then, only if the claim has taken
+ * nothing yet, the lanes that were busy are tried again, each waited for as
+ * lock_lane says. A lower priority is reached only after both passes, as
+ * before.
+ */
+static void
+claim_priority(Claim *c, List *lanes, int first, int end, MemoryContext lane_cxt)
+{
+	bool	   *busy = palloc0(sizeof(bool) * (end - first));
+	bool		any_busy = false;
+	int			i;
+
+	c->no_wait = true;
+	for (i = first; i < end && c->left > 0; i++)
+	{
+		claim_one(c, list_nth(lanes, i), lane_cxt);
+		busy[i - first] = c->busy;
+		any_busy = any_busy || c->busy;
+	}
+	c->no_wait = false;
+	for (i = first; i < end && any_busy && c->left == c->max_batch; i++)
+		if (busy[i - first])
+			claim_one(c, list_nth(lanes, i), lane_cxt);
+	pfree(busy);
+}
+
 /*
  * awa.claim_now(queue text, max_batch int, deadline interval)
  *		RETURNS SETOF awa.claimed_job
@@ -360,9 +406,9 @@ awa_claim_now(PG_FUNCTION_ARGS)
 {
 	Claim		c;
 	List	   *lanes;
-	ListCell   *lc;
+	int			first;
+	int			end;
 	MemoryContext lane_cxt;
-	MemoryContext old;
 
 	awa_require_read_committed();
 	check_claim(fcinfo);
@@ -379,14 +425,14 @@ awa_claim_now(PG_FUNCTION_ARGS)
 	lanes = queue_lanes(c.nsp, c.queue);
 	lane_cxt = AllocSetContextCreate(CurrentMemoryContext, "awa claim lane",
 									 ALLOCSET_DEFAULT_SIZES);
-	foreach(lc, lanes)
+	for (first = 0; first < list_length(lanes) && c.left > 0; first = end)
 	{
-		if (c.left <= 0)
-			break;
-		old = MemoryContextSwitchTo(lane_cxt);
-		c.left -= claim_lane(&c, ((Lane *) lfirst(lc))->lane_id);
-		MemoryContextSwitchTo(old);
-		MemoryContextReset(lane_cxt);
+		int16		priority = ((Lane *) list_nth(lanes, first))->priority;
+
+		for (end = first; end < list_length(lanes) &&
+			 ((Lane *) list_nth(lanes, end))->priority == priority; end++)
+			;
+		claim_priority(&c, lanes, first, end, lane_cxt);
 	}
 	MemoryContextDelete(lane_cxt);
 	return (Datum) 0;
