@@ -380,7 +380,6 @@ static void
 claim_priority(Claim *c, List *lanes, int first, int end, MemoryContext lane_cxt)
 {
 	bool	   *busy = palloc0(sizeof(bool) * (end - first));
-	bool		any_busy = false;
 	int			i;
 
 	c->no_wait = true;
@@ -388,10 +387,9 @@ claim_priority(Claim *c, List *lanes, int first, int end, MemoryContext lane_cxt
 	{
 		claim_one(c, list_nth(lanes, i), lane_cxt);
 		busy[i - first] = c->busy;
-		any_busy = any_busy || c->busy;
 	}
 	c->no_wait = false;
-	for (i = first; i < end && any_busy && c->left == c->max_batch; i++)
+	for (i = first; i < end && c->left == c->max_batch; i++)
 		if (busy[i - first])
 			claim_one(c, list_nth(lanes, i), lane_cxt);
 	pfree(busy);

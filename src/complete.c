@@ -76,7 +76,7 @@ typedef struct ReceiptFinder
 	bool		have_cursor;
 	int32		claim_slot;
 	int64		claim_gen;
-	bool		begun[2][AWA_CLAIM_SLOTS];	/* [0] receipts, [1] closures */
+	/* [0] receipts, [1] closures; heap NULL: not begun */
 	ChildScan	scans[2][AWA_CLAIM_SLOTS];
 	AttrNumber	atts[AWA_CLAIM_SLOTS][AWA_RECEIPT_COLS];	/* receipt_cols in a child */
 } ReceiptFinder;
@@ -98,14 +98,13 @@ finder_scan(ReceiptFinder *f, int family, int k)
 	static const char *const cols[] = {"job_id", "run_lease"};
 	int			i;
 
-	if (!f->begun[family][k])
+	if (f->scans[family][k].heap == NULL)
 	{
 		Relation	heap = open_table(f->nsp,
 									  family == 0 ? "lease_claims" : "lease_claim_closures",
 									  ring_slot(f->claim_slot, k, AWA_CLAIM_SLOTS));
 
 		child_scan_begin(&f->scans[family][k], heap, open_index(heap, 2, cols), 2);
-		f->begun[family][k] = true;
 		for (i = 0; family == 0 && i < AWA_RECEIPT_COLS; i++)
 			f->atts[k][i] = column_number(heap, receipt_cols[i]);
 	}
@@ -152,7 +151,7 @@ finder_end(ReceiptFinder *f)
 
 	for (family = 0; family < 2; family++)
 		for (k = 0; k < AWA_CLAIM_SLOTS; k++)
-			if (f->begun[family][k])
+			if (f->scans[family][k].heap != NULL)
 				child_scan_end(&f->scans[family][k]);
 }
 

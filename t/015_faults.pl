@@ -203,7 +203,8 @@ is(status('errors'), '0', 'no step failed');
 is(count_in_log(qr/read-only transaction|lock timeout|statement timeout/), 0,
 	'no read-only or timeout error was logged');
 
-# What the worker ran (its role's statements, nested ones too) was never JIT-compiled.
+# What the worker ran as its role (its rotations, prunes and promotions, counted with
+# pg_stat_statements.track = all) was never JIT-compiled.
 # Where this server has no JIT provider nothing is ever compiled, and the check says
 # nothing: it is skipped.
 SKIP:
