@@ -42,7 +42,7 @@ SELECT c.relname, l.mode
  WHERE l.pid = pg_backend_pid() AND c.relnamespace = 'awa'::regnamespace
    AND c.relkind = 'r' AND c.relname ~ '_[0-9]+$'
  ORDER BY 1, 2;
--- and of the queue's four lanes (each tried: it asked for 10), only the claim lock of
+-- and of the queue's eight lanes (each tried: it asked for 10), only the claim lock of
 -- the one it took from
 SELECT count(*) AS lanes, (SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid()
                              AND locktype = 'userlock') AS lane_locks_held

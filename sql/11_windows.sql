@@ -152,6 +152,19 @@ SELECT job_id, run_lease, attempt FROM awa.lease_claims ORDER BY job_id;
 SELECT * FROM awa.queue_counts('u');
 SELECT count(*) AS head_sequences FROM pg_class
  WHERE relnamespace = 'awa'::regnamespace AND relname ~ '^lane_[0-9]+_head$';
+-- 0.8 registered four shards per (queue, priority), 0.9 has eight: the upgrade adds
+-- shards 4-7 and keeps the lanes of shards 0-3 (their entries stay where they were)
+SELECT priority, count(*) AS lanes, count(DISTINCT shard) AS shards,
+       count(*) FILTER (WHERE shard < 4 AND lane_id <= 4) AS old_lanes_kept
+  FROM awa.queue_lanes WHERE queue = 'u' GROUP BY priority;
+-- ensure_lanes registers the shards it does not see, not only a new (queue, priority)
+-- (here three removed by hand from a queue with no jobs), and none twice
+SELECT awa.ensure_lanes('u_shards', 0::smallint);
+DELETE FROM awa.queue_lanes WHERE queue = 'u_shards' AND shard IN (2, 5, 7);
+SELECT awa.ensure_lanes('u_shards', 0::smallint);
+SELECT awa.ensure_lanes('u_shards', 0::smallint);
+SELECT count(*) AS lanes, count(DISTINCT shard) AS shards
+  FROM awa.queue_lanes WHERE queue = 'u_shards';
 -- the retry of job 3 was enqueued under 0.8 with a backoff: due now
 UPDATE awa.deferred_jobs SET run_at = now() WHERE job_id = 3;
 SELECT promoted FROM awa.promote_deferred('awa');

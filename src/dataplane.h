@@ -29,10 +29,10 @@ typedef struct ChildScan
 
 /*
  * The fixed shape of 0.9, the one C spelling of it: SQL's is awa.lane_shards()
- * and awa.ring_slot_count() (sql-src/api/jobs.sql, sql-src/internal/names.sql). The
- * lease ring's size is not needed in C.
+ * and awa.ring_slot_count() (sql-src/api/0.9/lane_shards.sql,
+ * sql-src/internal/names.sql). The lease ring's size is not needed in C.
  */
-#define AWA_LANE_SHARDS		4
+#define AWA_LANE_SHARDS		8
 #define AWA_QUEUE_SLOTS		16
 #define AWA_CLAIM_SLOTS		8
 

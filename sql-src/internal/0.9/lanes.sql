@@ -12,8 +12,10 @@ CREATE OR REPLACE FUNCTION awa.reserve_queue_registration() RETURNS int
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_reserve_queue_registration';
 
--- Registers the shards of (queue, priority) unless this transaction already sees them;
--- SECURITY DEFINER so that an application role needs no INSERT on the registry. No
+-- Registers the shards of (queue, priority) that this transaction does not see yet (all
+-- of them for a new queue or priority; shards 4-7 for a queue registered under 0.8,
+-- which had four); SECURITY DEFINER so that an application role needs no INSERT on the
+-- registry. No
 -- lock and no unique key: a concurrent first producer never waits for this one (both
 -- may register; claimers read every lane, producers the lowest of their shard). A new
 -- queue beyond awa_bgw.max_queues is refused (54000): the registration reserves its
@@ -27,7 +29,8 @@ DECLARE
     s int;
     v_others int;
 BEGIN
-    IF EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue AND priority = p_priority) THEN
+    IF (SELECT count(DISTINCT shard) FROM awa.queue_lanes
+         WHERE queue = p_queue AND priority = p_priority) >= awa.lane_shards() THEN
         RETURN;
     END IF;
     IF NOT EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue) THEN
@@ -41,6 +44,8 @@ BEGIN
                          'configuration.';
     END IF;
     FOR s IN 0 .. awa.lane_shards() - 1 LOOP
+        CONTINUE WHEN EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue
+                                 AND priority = p_priority AND shard = s);
         INSERT INTO awa.queue_lanes (lane_id, queue, priority, shard)
         VALUES (nextval('awa.queue_lane_id_seq'), p_queue, p_priority, s);
     END LOOP;
