@@ -72,6 +72,15 @@ SELECT count(*) AS third_lanes FROM awa.queue_lanes WHERE queue = 'w_third';
 SELECT awa.enqueue('w', 'e') > 0 AS known_queue, awa.enqueue('w_second', 'y') > 0 AS known_too;
 RESET awa_bgw.max_queues;
 SELECT awa.enqueue('w_third', 'x') > 0 AS third_after_reset;
+-- one transaction registering several new queues counts each once (its own lanes, not
+-- also its own reservations): three new queues fit under a limit three above the count
+SELECT count(DISTINCT queue) AS queues FROM awa.queue_lanes \gset
+BEGIN;
+SELECT set_config('awa_bgw.max_queues', (:queues + 3)::text, true) AS max_queues;
+SELECT awa.register_queue('w_many_' || i) FROM generate_series(1, 3) i;
+SELECT sqlstate_of($$SELECT awa.register_queue('w_many_4')$$);
+SELECT count(DISTINCT queue) - :queues AS new_queues FROM awa.queue_lanes;
+COMMIT;
 CREATE ROLE awa_test_gucs;
 SET ROLE awa_test_gucs;
 SELECT sqlstate_of($$SET awa_bgw.max_queues = 1000000$$);

@@ -122,8 +122,9 @@ release_reservations(XactEvent event, void *arg)
 
 /*
  * reserve_queue_registration() RETURNS int: reserves a place for a new queue
- * of this database until this transaction ends; returns how many other
- * registrations were in flight, or -1 when shared memory has no entry free.
+ * of this database until this transaction ends; returns how many
+ * registrations of other transactions were in flight, or -1 when shared
+ * memory has no entry free.
  */
 Datum
 awa_reserve_queue_registration(PG_FUNCTION_ARGS)
@@ -142,7 +143,11 @@ awa_reserve_queue_registration(PG_FUNCTION_ARGS)
 	e = registrations_of(MyDatabaseId, true);
 	if (e != NULL)
 	{
-		others = e->pending;
+		/*
+		 * Not this transaction's own reservations: the queues they stand for
+		 * are its own rows, which it counts among the queues it sees.
+		 */
+		others = Max(e->pending - my_reservations, 0);
 		e->pending++;
 		my_reservations++;
 	}
