@@ -104,13 +104,8 @@ cp "$here"/pinned/*.sql "$work"/
 [ "$(id -u)" -eq 0 ] && chown -R postgres "$work"
 db=postgres
 
-"${run_as[@]}" "$bin/initdb" -D "$work/data" -A trust -U postgres >/dev/null
-cat >> "$work/data/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-port = $port
-unix_socket_directories = '$work'
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = '$db'
+. "$here/cluster.sh"
+cluster_init "$work" "$port" "$db" <<CONF
 # (a worker that is not leader yet retries often: the install waits for a leader)
 awa_bgw.leader_retry_interval = '200ms'
 shared_buffers = '256MB'

@@ -50,13 +50,8 @@ if [ "$(id -u)" -eq 0 ]; then run_as=(runuser -u postgres --); else run_as=(); f
 work=$(mktemp -d /tmp/awa_bench.XXXXXX)
 cp "$here"/*.sql "$work"/
 [ "$(id -u)" -eq 0 ] && chown -R postgres "$work"
-"${run_as[@]}" "$bin/initdb" -D "$work/data" -A trust -U postgres >/dev/null
-cat >> "$work/data/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-port = $port
-unix_socket_directories = '$work'
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+. "$here/cluster.sh"
+cluster_init "$work" "$port" postgres <<CONF
 shared_buffers = '256MB'
 max_connections = 150
 synchronous_commit = on

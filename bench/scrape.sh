@@ -15,17 +15,13 @@ busy=${2:-200}
 jobs=${3:-5000}
 port=${BENCH_PORT:-5601}
 bin=${PGBIN:-/usr/lib/postgresql/15/bin}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 if [ "$(id -u)" -eq 0 ]; then run_as=(runuser -u postgres --); else run_as=(); fi
 
 work=$(mktemp -d /tmp/awa_scrape.XXXXXX)
 [ "$(id -u)" -eq 0 ] && chown postgres "$work"
-"${run_as[@]}" "$bin/initdb" -D "$work/data" -A trust -U postgres >/dev/null
-cat >> "$work/data/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-port = $port
-unix_socket_directories = '$work'
-shared_preload_libraries = 'awa_bgw'
-awa_bgw.databases = 'postgres'
+. "$here/cluster.sh"
+cluster_init "$work" "$port" postgres <<CONF
 awa_bgw.max_queues = $((queues > 10000 ? queues : 10000))
 CONF
 "${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w start >/dev/null
