@@ -7,9 +7,6 @@
 -- SET clause would cost a GUC save and restore on every call (and keep a SQL function
 -- from being inlined).
 
-CREATE OR REPLACE FUNCTION awa.lane_shards() RETURNS int
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 4 $$;
-
 -- The ring-writing functions read the ring cursor and need a snapshot that sees the
 -- current one: a REPEATABLE READ snapshot could name a slot that has been reused.
 CREATE OR REPLACE FUNCTION awa.require_read_committed() RETURNS void
