@@ -15,24 +15,19 @@ AS 'MODULE_PATHNAME', 'awa_reserve_queue_registration';
 -- Registers the shards of (queue, priority) that this transaction does not see yet (all
 -- of them for a new queue or priority; shards 4-7 for a queue registered under 0.8,
 -- which had four); SECURITY DEFINER so that an application role needs no INSERT on the
--- registry. No
--- lock and no unique key: a concurrent first producer never waits for this one (both
--- may register; claimers read every lane, producers the lowest of their shard). A new
--- queue beyond awa_bgw.max_queues is refused (54000): the registration reserves its
--- place first, then counts the committed queues in a later statement plus the other
--- registrations in flight, so the limit is never overshot (docs/storage.md A.5).
+-- registry. No lock and no unique key: a concurrent first producer never waits for this
+-- one (both may register; claimers read every lane, producers the lowest of their
+-- shard). A new queue beyond awa_bgw.max_queues is refused (54000): the registration
+-- reserves its place first, then counts the queues it sees in a later statement plus
+-- the registrations of other transactions in flight, so the limit is never overshot
+-- (docs/storage.md A.5).
 CREATE OR REPLACE FUNCTION awa.ensure_lanes(p_queue text, p_priority smallint) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    s int;
     v_others int;
 BEGIN
-    IF (SELECT count(DISTINCT shard) FROM awa.queue_lanes
-         WHERE queue = p_queue AND priority = p_priority) >= awa.lane_shards() THEN
-        RETURN;
-    END IF;
     IF NOT EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue) THEN
         v_others := greatest(awa.reserve_queue_registration(), 0);
     END IF;
@@ -43,12 +38,11 @@ BEGIN
                   HINT = 'Reuse an existing queue, or raise awa_bgw.max_queues in the server '
                          'configuration.';
     END IF;
-    FOR s IN 0 .. awa.lane_shards() - 1 LOOP
-        CONTINUE WHEN EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue
-                                 AND priority = p_priority AND shard = s);
-        INSERT INTO awa.queue_lanes (lane_id, queue, priority, shard)
-        VALUES (nextval('awa.queue_lane_id_seq'), p_queue, p_priority, s);
-    END LOOP;
+    INSERT INTO awa.queue_lanes (lane_id, queue, priority, shard)
+    SELECT nextval('awa.queue_lane_id_seq'), p_queue, p_priority, s
+      FROM generate_series(0, awa.lane_shards() - 1) s
+     WHERE NOT EXISTS (SELECT 1 FROM awa.queue_lanes l WHERE l.queue = p_queue
+                          AND l.priority = p_priority AND l.shard = s);
 END
 $$;
 
