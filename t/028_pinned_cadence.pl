@@ -38,11 +38,17 @@ load_bench();
 
 my @rings = qw(queue lease claim);
 
+# the SQL of a ring's newest generation
+sub generation_sql
+{
+	my ($ring) = @_;
+	return "(SELECT max(generation) FROM awa.${ring}_ring_rotations)";
+}
+
 # each ring's newest generation
 sub generations
 {
-	return split /\|/,
-	  sql('SELECT ' . join ', ', map { "(SELECT max(generation) FROM awa.${_}_ring_rotations)" } @rings);
+	return split /\|/, sql('SELECT ' . join ', ', map { generation_sql($_) } @rings);
 }
 
 # Every ring turns at its own cadence, not at the pinned one: each makes 8 rotations
@@ -55,9 +61,7 @@ sub turns_at_own_cadence
 	my ($when) = @_;
 	my @g0 = generations();
 	my $t0 = time;
-	my $cond = join ' AND ',
-	  map { "(SELECT max(generation) FROM awa.$rings[$_]_ring_rotations) >= $g0[$_] + 8" }
-	  0 .. $#rings;
+	my $cond = join ' AND ', map { generation_sql($rings[$_]) . " >= $g0[$_] + 8" } 0 .. $#rings;
 	ok($node->poll_query_until('postgres', "SELECT $cond"), "$when every ring rotates 8 times")
 	  or return;
 	my $took = time - $t0;
