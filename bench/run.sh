@@ -31,6 +31,10 @@
 # (awa_bgw first in odd rounds), each side after a CHECKPOINT on a fresh queue; prints
 # every round and the median of the per-round ratios (how the targets are judged:
 # one run's ratio varies more than the difference between the systems).
+# BENCH_CELLS=wal measures WAL bytes per completed job, end-to-end (unbatched and batched
+# 32) for both systems: each side after a CHECKPOINT on a fresh queue, pg_current_wal_lsn()
+# before and after, divided by the jobs completed meanwhile (everything the server wrote
+# counts: the worker's rotations and prunes, checkpoints' full-page images).
 # BENCH_AWA_VERSION=0.8 measures that extension version (default: the default version).
 # Needs pgbench (postgresql-15) and make install.
 set -euo pipefail
@@ -41,7 +45,7 @@ port=${BENCH_PORT:-5498}
 cells=${BENCH_CELLS:-all}
 create_ext="CREATE EXTENSION awa_bgw${BENCH_AWA_VERSION:+ VERSION '$BENCH_AWA_VERSION'}"
 tx_clients=${BENCH_TX_CLIENTS:-32}
-case "$cells" in all|main|tx|wake|e2e) ;; *) echo "BENCH_CELLS must be all, main, tx, wake or e2e" >&2; exit 2;; esac
+case "$cells" in all|main|tx|wake|e2e|wal) ;; *) echo "BENCH_CELLS must be all, main, tx, wake, e2e or wal" >&2; exit 2;; esac
 rounds=${BENCH_ROUNDS:-5}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=${PGBIN:-/usr/lib/postgresql/15/bin}
@@ -153,6 +157,29 @@ median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END { if (NR % 2) pr
 echo
 echo "median awa_bgw / baseline: end-to-end unbatched $(median "${ratios1[@]}"), batched 32 $(median "${ratios32[@]}")"
 echo "($secs s per side, $clients clients, $rounds rounds, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
+fi
+
+if [ "$cells" = wal ]; then
+wal_side() {   # wal_side awa|skip sfx: WAL bytes per completed job of one side
+    local p c n0 n1 l0 l1 done_fn
+    if [ "$1" = awa ]; then p=producer$2; c=consumer$2; done_fn=awa_done
+    else p=skip_producer$2; c=skip_consumer$2; done_fn=skip_done; fi
+    reset_queues
+    "${psql[@]}" -c CHECKPOINT >/dev/null
+    n0=$($done_fn); l0=$("${psql[@]}" -c 'SELECT pg_current_wal_lsn()')
+    pgb -f "$work/$p.sql@1" -f "$work/$c.sql@1" >/dev/null
+    l1=$("${psql[@]}" -c 'SELECT pg_current_wal_lsn()'); n1=$($done_fn)
+    "${psql[@]}" -c "SELECT round(pg_wal_lsn_diff('$l1', '$l0') / nullif($n1 - $n0, 0))
+                            || ' B (' || $n1 - $n0 || ' jobs)'"
+}
+echo "| batch | awa_bgw WAL per job | SKIP LOCKED WAL per job |"
+echo "|---|---|---|"
+for batch in 1 32; do
+    sfx=$([ "$batch" = 32 ] && echo _batch || echo)
+    echo "| $batch | $(wal_side awa "$sfx") | $(wal_side skip "$sfx") |"
+done
+echo
+echo "($secs s per side, $clients clients, end-to-end, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
 fi
 
 if [ "$cells" = all ] || [ "$cells" = tx ]; then

@@ -57,15 +57,18 @@ SELECT at, filenode = lag(filenode) OVER (ORDER BY ord) AS same_as_previous
   FROM (SELECT *, row_number() OVER () AS ord FROM fn) f;
 
 -- the claimed jobs still run (their receipts carry them): one completes, one fails and
--- is retried later; the outcome lands in the current slot (1)
+-- is retried later; each closure lands in its receipt's claim slot (0), and the
+-- completion's closure is its outcome (0.9 writes no done entry)
 SELECT pg_temp.lease(2) AS stale_lease \gset
 SELECT awa.heartbeat(1, pg_temp.lease(1), '{"step": 1}') AS hb,
        awa.complete(1, pg_temp.lease(1)) AS done,
        awa.fail(2, pg_temp.lease(2), 'gave up', NULL) AS retried;
+SELECT claim_slot, job_id, outcome, state FROM awa.lease_claim_closures ORDER BY job_id;
+SELECT count(*) AS done_entries FROM awa.done_entries WHERE run_lease > 0;
 SELECT * FROM awa.queue_counts('q');
--- turn the queue ring a whole wrap: slot 1 (the outcomes) is pruned into deltas, and
--- the counts do not move
-SELECT pg_temp.turn('queue', 16);
+-- turn the claim ring a whole wrap: slot 0 (the outcomes) is pruned, the completion
+-- counted into the deltas, and the counts do not move
+SELECT pg_temp.turn('claim', 8);
 SELECT queue, priority, pruned_completed_delta, pruned_failed_delta
   FROM awa.queue_terminal_rollup_deltas ORDER BY queue, priority;
 SELECT count(*) AS rollup_rows FROM awa.queue_terminal_rollups;   -- prune never upserts

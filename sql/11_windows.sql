@@ -181,6 +181,23 @@ SELECT job_id, kind, attempt, run_lease >= 2^62 AS token FROM awa.claim('u', 10)
 SELECT count(*) AS claimed_again FROM awa.claim('u', 10);
 SELECT awa.complete(2, 1) AS running_completes;
 SELECT * FROM awa.queue_counts('u');
+-- an outcome of either release is counted once: job 1's done entry (0.8, its closure
+-- carries no state) and job 2's closure (0.9, no done entry); in the rings, and after
+-- every slot holding them is pruned (docs/storage.md §A.15)
+SELECT job_id, state, attempt FROM awa.terminal_jobs WHERE queue = 'u' ORDER BY job_id;
+SELECT job_id, state FROM awa.lease_claim_closures WHERE job_id IN (1, 2) ORDER BY job_id;
+SELECT count(awa.complete(c.job_id, c.run_lease)) AS completed_rest
+  FROM awa.lease_claims c WHERE c.queue = 'u' AND c.attempt > 0
+   AND NOT EXISTS (SELECT 1 FROM awa.lease_claim_closures x
+                    WHERE x.job_id = c.job_id AND x.run_lease = c.run_lease);
+SELECT * FROM awa.queue_counts('u');
+SELECT string_agg(t, ' ') AS turns FROM (SELECT pg_temp.turn() AS t
+                                           FROM generate_series(1, 18)) x;
+SELECT count(*) AS closures_left, (SELECT count(*) FROM awa.done_entries) AS done_left
+  FROM awa.lease_claim_closures;
+SELECT sum(pruned_completed_delta) AS completed_pruned, sum(pruned_failed_delta) AS failed_pruned
+  FROM awa.queue_terminal_rollup_deltas WHERE queue = 'u';
+SELECT * FROM awa.queue_counts('u');
 
 -- 9. Only the receipt that carries its claim's window has an entry in the receipts'
 -- (lane_id, claim_seq) index, the one lane positions are read on: a claim of five jobs

@@ -12,8 +12,9 @@
  *	- fail: what awa.fail_attempt(receipt, 'failed', error, retry_in) does:
  *	  while attempts remain, a 'retried' closure and the next attempt
  *	  enqueued (deferred by retry_in or the backoff, through enqueue.c); on
- *	  the last one, a 'failed' closure and done entry and the job into
- *	  awa.failed_jobs (SPI: a plain table with its ON CONFLICT);
+ *	  the last one, a closure 'failed' with the state 'failed' and the
+ *	  error (§A.15), and the job into awa.failed_jobs (SPI: a plain table
+ *	  with its ON CONFLICT);
  *	- heartbeat: a row into the lease child of the current lease slot.
  * The worker's rescue keeps calling the SQL fail_attempt.
  *

@@ -9,10 +9,10 @@
  * with a snapshot taken after the lock, the attempt's open receipt (the claim
  * children probed from the current claim slot backwards by (job_id,
  * run_lease), the first one holding it; open when its slot has no closure
- * for it); then what close_attempts writes for 'completed': a closure in the
- * receipt's claim slot, a done entry (run_lease: the attempt number) in the
- * current queue slot. Both rows go straight into the ring children
- * (dataplane.c's row inserter). complete_batch does the same for up to 1000
+ * for it); then what close_attempts writes for 'completed': one closure,
+ * in the receipt's claim slot, with the state 'completed' (§A.15: no done
+ * entry). The row goes straight into the ring child (dataplane.c's row
+ * inserter). complete_batch does the same for up to 1000
  * attempts, their locks taken in key order, then their receipts found under
  * one snapshot taken after the last lock (one read of the claim cursor, one
  * scan per claim child rescanned per attempt: ReceiptFinder).
@@ -242,16 +242,20 @@ awa_receipt_col(AwaReceipt *r, const char *name)
 }
 
 static const char *const closure_cols[] = {
-	"claim_slot", "claim_generation", "job_id", "run_lease", "outcome", "closed_at"
-};
-static const char *const done_cols[] = {
-	"ready_slot", "ready_generation", "job_id", "run_lease", "lane_id", "lane_seq",
-	"queue", "priority", "kind", "state", "created_at", "finished_at", "error"
+	"claim_slot", "claim_generation", "job_id", "run_lease", "outcome", "closed_at",
+	"state", "error"
 };
 
-/* the closures of n receipts, each into its claim slot's child */
-static void
-insert_closures(Oid nsp, AwaReceipt *rs, int n, const char *outcome, Datum now)
+/*
+ * close_attempts(receipts, outcome, state, error): the closure of each receipt
+ * in its claim slot's child, carrying the outcome, the job's terminal state
+ * (NULL: the job goes on) and the error (0: NULL). One row per attempt: the
+ * closure is the outcome (docs/storage.md §A.15), no done entry is written.
+ * Each child's rows go through one inserter.
+ */
+void
+awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome, const char *state,
+				   Datum error)
 {
 	NamedInserter ins[AWA_CLAIM_SLOTS];
 	bool		open[AWA_CLAIM_SLOTS] = {0};
@@ -260,7 +264,11 @@ insert_closures(Oid nsp, AwaReceipt *rs, int n, const char *outcome, Datum now)
 	int			i;
 
 	v[4] = CStringGetTextDatum(outcome);
-	v[5] = now;
+	v[5] = TimestampTzGetDatum(GetCurrentTimestamp());
+	v[6] = state != NULL ? CStringGetTextDatum(state) : (Datum) 0;
+	nulls[6] = state == NULL;
+	v[7] = error;
+	nulls[7] = error == (Datum) 0;
 	for (i = 0; i < n; i++)
 	{
 		int32		slot = DatumGetInt32(awa_receipt_col(&rs[i], "claim_slot"));
@@ -283,61 +291,6 @@ insert_closures(Oid nsp, AwaReceipt *rs, int n, const char *outcome, Datum now)
 	for (i = 0; i < AWA_CLAIM_SLOTS; i++)
 		if (open[i])
 			named_end(&ins[i]);
-}
-
-/* the done entries of n receipts, into the current queue slot's child */
-static void
-insert_done(Oid nsp, AwaReceipt *rs, int n, const char *state, Datum error, Datum now)
-{
-	NamedInserter ins;
-	Datum		v[lengthof(done_cols)];
-	bool		nulls[lengthof(done_cols)] = {0};
-	int32		queue_slot;
-	int64		queue_gen;
-	int			i;
-
-	if (!ring_cursor_read(nsp, "queue", &queue_slot, &queue_gen))
-		elog(ERROR, "the queue ring has no cursor");
-	named_begin(&ins, open_table_for(nsp, "done_entries", queue_slot, RowExclusiveLock),
-				lengthof(done_cols), done_cols);
-	v[0] = Int32GetDatum(queue_slot);
-	v[1] = Int64GetDatum(queue_gen);
-	v[9] = CStringGetTextDatum(state);
-	v[11] = now;
-	v[12] = error;
-	nulls[12] = error == (Datum) 0;
-	for (i = 0; i < n; i++)
-	{
-		v[2] = awa_receipt_col(&rs[i], "job_id");
-		v[3] = awa_receipt_col(&rs[i], "attempt");
-		v[4] = awa_receipt_col(&rs[i], "lane_id");
-		v[5] = awa_receipt_col(&rs[i], "lane_seq");
-		v[6] = awa_receipt_col(&rs[i], "queue");
-		v[7] = awa_receipt_col(&rs[i], "priority");
-		v[8] = awa_receipt_col(&rs[i], "kind");
-		v[10] = awa_receipt_col(&rs[i], "created_at");
-		named_put(&ins, v, nulls);
-	}
-	named_end(&ins);
-}
-
-/*
- * close_attempts(receipts, outcome, state, error): a closure with the outcome
- * in each receipt's claim slot; when state is not NULL, a done entry with the
- * state and error (0: NULL) in the current queue slot. Each child's rows go
- * through one inserter.
- */
-void
-awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome, const char *state,
-				   Datum error)
-{
-	Datum		now = TimestampTzGetDatum(GetCurrentTimestamp());
-
-	if (n == 0)
-		return;
-	insert_closures(nsp, rs, n, outcome, now);
-	if (state != NULL)
-		insert_done(nsp, rs, n, state, error, now);
 }
 
 /* awa_close_attempts for one receipt */

@@ -307,31 +307,37 @@ is( sql(
 is(counter('rotations', 'queue', 'rotated'), '0', 'no rotation counted');
 
 #---------------------------------------------------------------------------
-# 5. Traffic: the ring rotates and the closed sealed slot is truncated, its
-#    terminal counts appended to queue_terminal_rollup_deltas. (The job is
-#    enqueued, claimed and completed in one transaction: its ready entry is
-#    claimed, so the slot may be truncated.)
+# 5. Traffic: the rings rotate and the closed sealed slots are truncated. (The
+#    job is enqueued, claimed and completed in one transaction: its ready entry
+#    is claimed, so the queue slot may be truncated.) The completion is one
+#    closure in the receipt's claim slot (docs/storage.md A.15): the queue
+#    ring's done child is never written, and it is the claim ring's prune that
+#    appends the terminal counts to queue_terminal_rollup_deltas.
 
 my $ready0 = filenode('ready_entries_0');
 my $done0 = filenode('done_entries_0');
+my $closures0 = filenode('lease_claim_closures_0');
 is(queue_closed_job('q_first'), '0', 'closed job lands in slot 0');
+is(sql(q{SELECT state FROM awa.lease_claim_closures_0}), 'completed',
+	'its closure, in claim slot 0, carries the state completed');
 wait_until('ready_entries_0 is truncated',
 	"SELECT pg_relation_filenode('awa.ready_entries_0') <> $ready0");
-isnt(filenode('done_entries_0'), $done0,
-	'done_entries_0 truncated with it (new relfilenode)');
-is(sql('SELECT count(*) FROM awa.ready_entries_0') . '/'
-	  . sql('SELECT count(*) FROM awa.done_entries_0'),
-	'0/0', 'slot 0 is empty');
-is(sql(q{SELECT generation FROM awa.ring_cursor('queue')}),
-	'1', 'queue ring rotated once (generation 1)');
+is(filenode('done_entries_0') . '/' . sql(q{SELECT pg_relation_size('awa.done_entries_0')}),
+	"$done0/0", 'done_entries_0 was never written: no block, same relfilenode');
+is(sql('SELECT count(*) FROM awa.ready_entries_0'), '0', 'queue slot 0 is empty');
+wait_until('lease_claim_closures_0 is truncated',
+	"SELECT pg_relation_filenode('awa.lease_claim_closures_0') <> $closures0");
+ok(sql(q{SELECT generation FROM awa.ring_cursor('queue')}) >= 1,
+	'queue ring rotated');
 is( sql(
 		q{SELECT string_agg(queue || ':' || priority || ':' || pruned_completed_delta
 		                    || ':' || pruned_failed_delta, ',')
 		    FROM awa.queue_terminal_rollup_deltas}),
 	'q_first:0:1:0',
-	'prune appended the slot\'s terminal counts as a rollup delta');
+	'claim prune appended the closure\'s terminal count as a rollup delta');
 ok(counter('rotations', 'queue', 'rotated') >= 1, 'status counts the rotation');
 ok(counter('prunes', 'queue', 'pruned') >= 1, 'status counts the prune');
+ok(counter('prunes', 'claim', 'pruned') >= 1, 'status counts the claim prune');
 is(counts('q_first'), '0|0|0|1|0',
 	'queue_counts still counts the pruned completion (from the delta)');
 

@@ -54,7 +54,8 @@ my $counts_query = q{
 
 # A job enqueued, then claimed and completed, through the API (a job is
 # claimable once its enqueue has committed): its ready entry is claimed, so the
-# slot may be pruned, and its done entry shares the slot (meanwhile another
+# slot may be pruned, and its outcome is its closure, in the claim ring (docs/storage.md
+# A.15: no done entry). Meanwhile another
 # session holds the queue ring's rotation lock, the ledger's private-lock
 # serializer of DESIGN 3.1, so that the worker cannot rotate the ring between
 # the two transactions).
@@ -88,16 +89,18 @@ SELECT coalesce(string_agg(job_id || ':' || attempt, ','), 'none') AS claimed,
 SELECT awa.complete(:job, :lease) AS completed \gset
 SELECT (SELECT string_agg(DISTINCT ready_slot::text, ',') FROM awa.ready_entries
          WHERE job_id = :job)
-       || '|' || (SELECT string_agg(DISTINCT ready_slot::text, ',') FROM awa.done_entries
+       || '|' || (SELECT string_agg(state, ',') FROM awa.lease_claim_closures
                    WHERE job_id = :job)
+          || ':' || (SELECT count(*) FROM awa.done_entries WHERE job_id = :job)
        || '|' || (:'claimed' = :job || ':1') || '|' || :'completed';
 COMMIT;});
 	$holder->query_safe('COMMIT');
 	$holder->quit;
-	my ($slot, $done_slot, $claimed, $completed) = split /\|/, $out;
+	my ($slot, $outcome, $claimed, $completed) = split /\|/, $out;
 	is("$slot|$claimed|$completed", "$cur|true|t",
 		$node->name . ": job enqueued into the current slot $cur, claimed, completed");
-	is($done_slot, $cur, $node->name . ': its completion is in the same slot');
+	is($outcome, 'completed:0',
+		$node->name . ': its completion is its closure (state completed), no done entry');
 	$node->wait_for(
 		$node->name . ': queue ring rotates past generation ' . $gen
 		  . " and truncates slot $slot",

@@ -222,12 +222,17 @@ BEGIN
             ' WHERE (job_id, run_lease) IN (SELECT * FROM unnest($3, $4))',
             v_cols, v_exprs, 'lease_claims_' || p_slot)
           USING v_cur.slot, v_cur.generation, v_jobs, v_leases, v_pos_jobs, v_pos_leases;
+        -- the closures alike: every column but the slot and generation (0.9's carry
+        -- the job's terminal state, which must move with them)
+        SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO v_cols
+          FROM pg_attribute a
+         WHERE a.attrelid = 'awa.lease_claim_closures'::regclass AND a.attnum > 0
+           AND NOT a.attisdropped AND a.attname NOT IN ('claim_slot', 'claim_generation');
         EXECUTE format(
-            'INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id, '
-            '       run_lease, outcome, closed_at) '
-            'SELECT $1, $2, x.job_id, x.run_lease, x.outcome, x.closed_at '
-            '  FROM awa.%I x WHERE (x.job_id, x.run_lease) IN (SELECT * FROM unnest($3, $4))',
-            'lease_claim_closures_' || p_slot)
+            'INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, %1$s) '
+            'SELECT $1, $2, %1$s FROM awa.%2$I '
+            ' WHERE (job_id, run_lease) IN (SELECT * FROM unnest($3, $4))',
+            v_cols, 'lease_claim_closures_' || p_slot)
           USING v_cur.slot, v_cur.generation, v_jobs, v_leases;
         RETURN NULL;
     END IF;
@@ -341,6 +346,22 @@ BEGIN
 END
 $$;
 
+-- What prune records of a slot it is about to truncate, after carry-forward: the queue
+-- ring's terminal outcomes (its done entries, awa.queue_slot_record_terminal_counts).
+-- 0.9 records the claim ring's too (maintenance/0.9/claim_terminal_counts.sql).
+CREATE OR REPLACE FUNCTION awa.ring_slot_record_terminal_counts(p_ring text, p_slot int)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF p_ring = 'queue' THEN
+        RETURN awa.queue_slot_record_terminal_counts(p_slot);
+    END IF;
+    RETURN 0;
+END
+$$;
+
 -- The part of prune that runs under the slot's exclusive locks: the locks, every gate
 -- again, carry-forward, the rollup deltas, the TRUNCATE of the children that have any
 -- storage (an empty one keeps its relfilenode). Returns {outcome, reason}.
@@ -380,9 +401,7 @@ BEGIN
     IF v_reason IS NOT NULL THEN
         RETURN ARRAY['blocked', v_reason];
     END IF;
-    IF p_ring = 'queue' THEN
-        PERFORM awa.queue_slot_record_terminal_counts(p_slot);
-    END IF;
+    PERFORM awa.ring_slot_record_terminal_counts(p_ring, p_slot);
     -- only the children that have storage: TRUNCATE of a child with no block gives it
     -- a new relfilenode (new pg_class rows, dead ones under a pinned horizon) and
     -- empties nothing. Under the ACCESS EXCLUSIVE locks no one else can extend a child

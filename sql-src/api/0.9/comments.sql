@@ -41,7 +41,7 @@ COMMENT ON FUNCTION awa.claim_waiters() IS
 
 -- status
 COMMENT ON VIEW awa.terminal_jobs IS
-'finished jobs still in the queue ring (completed, failed, cancelled) with their '
+'finished jobs the rings still hold (completed, failed, cancelled) with their '
 'attempt, error and times; pruned history survives as counts only';
 
 -- maintenance entry points (one transaction each; the worker runs them on its cadences)

@@ -4,12 +4,16 @@
 --
 -- A job's records (docs/storage.md §3, Part A): its deferred row (scheduled, or waiting
 -- for a retry), a ready entry per attempt that was due (and a cancel tombstone beside
--- it in its slot), a receipt per claimed attempt (and its closure), a done entry per
--- terminal outcome, its failed_jobs row, heartbeats. Attempt numbers only grow, and a
--- later stage of one attempt outranks an earlier one, so the job's state is that of its
--- record with the largest (attempt, rank): deferred 1 < ready 2 < open receipt 3 <
--- closed receipt 4 < done entry, tombstone or failed_jobs row 5. Each ring prunes its
--- oldest slot first, so a newer record outlives an older one of the same ring.
+-- it in its slot), a receipt per claimed attempt (and its closure, which in 0.9 carries
+-- the job's terminal state, §A.15), a done entry per outcome written before 0.9 or
+-- cancel of a deferred job, its failed_jobs row, heartbeats. Attempt numbers only grow,
+-- and a later stage of one attempt outranks an earlier one, so the job's state is that
+-- of its record with the largest (attempt, rank): claimed ready entry 0 < deferred 1 <
+-- ready 2 < open receipt 3 < closed receipt 4 < receipt closed with a terminal state,
+-- done entry, tombstone or failed_jobs row 5. Each ring prunes its oldest slot first, so
+-- a newer record outlives an older one of the same ring (and a receipt's closure lies in
+-- its slot). A claimed entry states nothing: when it is the top record, its receipt was
+-- pruned before it, the attempt's outcome with it, and the job has no state (no row).
 
 -- Which queues the caller may see (awa.job and awa.jobs filter their rows with it): a
 -- queue without per-queue grants is open to every caller of these functions; a
@@ -70,10 +74,15 @@ AS $$
            d.created_at, d.run_at, NULL::timestamptz, NULL::timestamptz
       FROM awa.deferred_jobs d WHERE d.job_id = p_job_id
     UNION ALL
-    -- due: available, unless a receipt of the attempt outranks it or a tombstone in its
-    -- slot cancelled it
-    SELECT r.attempt, CASE WHEN t.job_id IS NULL THEN 2 ELSE 5 END,
-           CASE WHEN t.job_id IS NULL THEN 'available' ELSE 'cancelled' END,
+    -- due: available, unless a tombstone in its slot cancelled it; once claimed (at or
+    -- below its lane's position, which the claim ring keeps while the queue ring holds
+    -- the entry) it ranks 0, under every stage of its attempt, and tells no state: the
+    -- receipt does, and a receipt pruned before the entry (the claim ring turning
+    -- faster) has taken the attempt's history with it
+    SELECT r.attempt, CASE WHEN t.job_id IS NOT NULL THEN 5
+                           WHEN awa.entry_unclaimed(r) THEN 2 ELSE 0 END,
+           CASE WHEN t.job_id IS NOT NULL THEN 'cancelled'
+                WHEN awa.entry_unclaimed(r) THEN 'available' END,
            r.queue, r.priority, r.kind, r.args, r.max_attempts, NULL, NULL,
            r.created_at, r.enqueued_at, NULL, t.finished_at
       FROM awa.ready_entries r
@@ -84,23 +93,28 @@ AS $$
      WHERE r.job_id = p_job_id
     UNION ALL
     -- claimed: the newest copy of each attempt's receipt (prune carries open ones
-    -- forward), open or closed by the closure in its slot
-    SELECT c.attempt, CASE WHEN x.outcome IS NULL THEN 3 ELSE 4 END,
+    -- forward), open or closed by the closure in its slot; a closure that carries the
+    -- job's terminal state (0.9, docs/storage.md §A.15) is its outcome
+    SELECT c.attempt, CASE WHEN x.outcome IS NULL THEN 3
+                           WHEN x.state IS NULL THEN 4 ELSE 5 END,
            CASE WHEN x.outcome IS NULL THEN 'running'
+                WHEN x.state IS NOT NULL THEN x.state
                 WHEN x.outcome IN ('retried', 'rescued') THEN 'retryable'
                 ELSE x.outcome END,
-           c.queue, c.priority, c.kind, c.args, c.max_attempts, c.run_lease, NULL,
+           c.queue, c.priority, c.kind, c.args, c.max_attempts, c.run_lease, x.error,
            c.created_at, NULL, c.claimed_at, x.closed_at
       FROM (SELECT DISTINCT ON (l.run_lease) l.*
               FROM awa.lease_claims l WHERE l.job_id = p_job_id
              ORDER BY l.run_lease, l.claim_generation DESC) c
-      LEFT JOIN LATERAL (SELECT y.outcome, y.closed_at FROM awa.lease_claim_closures y
+      LEFT JOIN LATERAL (SELECT y.outcome, y.state, y.error, y.closed_at
+                           FROM awa.lease_claim_closures y
                           WHERE y.claim_slot = c.claim_slot AND y.job_id = c.job_id
                             AND y.run_lease = c.run_lease
                           LIMIT 1) x ON true
     UNION ALL
-    -- terminal outcomes (a done entry's run_lease is the attempt number; 0, a
-    -- tombstone, is read with its entry above)
+    -- terminal outcomes written as done entries (before 0.9, or a cancelled deferred
+    -- job; a done entry's run_lease is the attempt number; 0, a tombstone, is read
+    -- with its entry above)
     SELECT d.run_lease, 5, d.state, d.queue, d.priority, d.kind, NULL, NULL, NULL, d.error,
            d.created_at, NULL, NULL, d.finished_at
       FROM awa.done_entries d WHERE d.job_id = p_job_id AND d.run_lease > 0
@@ -123,7 +137,8 @@ AS $$
              FROM awa.leases l
             WHERE l.job_id = p_job_id
               AND l.run_lease = (SELECT r.run_lease FROM recs r, top t
-                                  WHERE r.rank IN (3, 4) AND r.attempt = t.attempt LIMIT 1)
+                                  WHERE r.run_lease IS NOT NULL AND r.attempt = t.attempt
+                                  LIMIT 1)
             ORDER BY l.heartbeat_at DESC LIMIT 1)
     SELECT p_job_id, t.queue, t.kind,
            (SELECT r.args FROM recs r WHERE r.args IS NOT NULL
@@ -141,6 +156,7 @@ AS $$
                 THEN (SELECT max(r.finished_at) FROM recs r WHERE r.attempt = t.attempt) END,
            (SELECT hb.heartbeat_at FROM hb), (SELECT hb.progress FROM hb)
       FROM top t
+     WHERE t.rank > 0
 $$;
 
 -- The application's and operator's lookup of one job (SECURITY DEFINER): the ring

@@ -92,11 +92,20 @@ BEGIN
 END
 $$;
 
--- Terminal outcomes still in the queue ring (pruned history survives as counts only;
+-- Terminal outcomes the rings still hold (pruned history survives as counts only;
 -- failed jobs are also kept in awa.failed_jobs for awa_bgw.failed_retention), of the
--- queues the reader may manage.
+-- queues the reader may manage: the closures carrying a state, with their receipts'
+-- queue, kind and attempt (docs/storage.md §A.15), and the done entries (cancelled
+-- before a claim, or written before 0.9).
 CREATE OR REPLACE VIEW awa.terminal_jobs AS
 SELECT d.job_id, d.queue, d.priority, d.kind, d.state,
        nullif(d.run_lease, 0) AS attempt, d.error, d.created_at, d.finished_at
   FROM awa.done_entries d
- WHERE awa.queue_allowed(d.queue, 'manage');
+ WHERE awa.queue_allowed(d.queue, 'manage')
+UNION ALL
+SELECT c.job_id, c.queue, c.priority, c.kind, x.state, c.attempt, x.error, c.created_at,
+       x.closed_at
+  FROM awa.lease_claim_closures x
+  JOIN awa.lease_claims c ON c.claim_slot = x.claim_slot AND c.job_id = x.job_id
+                         AND c.run_lease = x.run_lease
+ WHERE x.state IS NOT NULL AND awa.queue_allowed(c.queue, 'manage');

@@ -77,20 +77,31 @@ $$;
 CREATE OR REPLACE VIEW awa.ring_status AS
 SELECT * FROM awa.ring_status_rows();
 
--- The start of the history the queue ring still holds completely: the rotation that
--- made current the slot k rotations back, k being the sealed slots that still hold
--- rows. Prune takes the oldest sealed slot first, so every slot from there on is
--- unpruned; a terminal outcome lands in the slot current when it is written, so every
--- one written since that rotation is still in the ring.
-CREATE OR REPLACE FUNCTION awa.queue_ring_history_start() RETURNS timestamptz
+-- The start of the history a ring still holds completely: the rotation that made
+-- current the slot k rotations back, k being the sealed slots that still hold rows.
+-- Prune takes the oldest sealed slot first, so every slot from there on is unpruned.
+-- Queue ring: a ready entry or done entry lands in the slot current when it is written,
+-- so every one written since that rotation is still in the ring. Claim ring, where 0.9's
+-- terminal outcomes lie (a closure is written into its receipt's slot, docs/storage.md
+-- §A.15): every receipt written since that rotation, and so every closure of it, is
+-- still in the ring; an attempt claimed before it and closed after it may lie in a slot
+-- pruned since.
+CREATE OR REPLACE FUNCTION awa.ring_history_start(p_ring text) RETURNS timestamptz
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT q.rotated_at
-      FROM awa.ring_cursor('queue') c
-      JOIN awa.queue_ring_rotations q
+      FROM awa.ring_cursor(p_ring) c
+      JOIN (SELECT r.generation, r.rotated_at FROM awa.queue_ring_rotations r
+             WHERE p_ring = 'queue'
+            UNION ALL
+            SELECT r.generation, r.rotated_at FROM awa.claim_ring_rotations r
+             WHERE p_ring = 'claim'
+            UNION ALL
+            SELECT r.generation, r.rotated_at FROM awa.lease_ring_rotations r
+             WHERE p_ring = 'lease') q
         ON q.generation = c.generation
-                          - awa.ring_sealed_slots_holding_rows('queue', c.slot, c.generation)
+                          - awa.ring_sealed_slots_holding_rows(p_ring, c.slot, c.generation)
 $$;
 
 -- awa.queue_stats in the caller's statement snapshot (see queue_stats_rows).
@@ -108,7 +119,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
     WITH ws AS (
         SELECT greatest(now() - p_window,
-                        coalesce(awa.queue_ring_history_start(), now() - p_window)) AS t),
+                        coalesce(awa.ring_history_start('queue'), now() - p_window),
+                        coalesce(awa.ring_history_start('claim'), now() - p_window)) AS t),
     avail AS (
         -- the lanes with an entry in the queue ring, each position read once
         SELECT r.queue, count(*) AS n, min(r.enqueued_at) AS oldest
@@ -129,12 +141,22 @@ AS $$
                               AND x.run_lease = c.run_lease)
          GROUP BY c.queue),
     done AS (
+        -- terminal outcomes: closures carrying a state, with their receipts' queue
+        -- (docs/storage.md §A.15), and done entries (written before 0.9)
         SELECT d.queue,
                count(*) FILTER (WHERE d.state = 'completed') AS c,
                count(*) FILTER (WHERE d.state = 'failed') AS f,
-               count(*) FILTER (WHERE d.state = 'completed' AND d.finished_at >= ws.t) AS cw,
-               count(*) FILTER (WHERE d.state = 'failed' AND d.finished_at >= ws.t) AS fw
-          FROM awa.done_entries d, ws GROUP BY d.queue),
+               count(*) FILTER (WHERE d.state = 'completed' AND d.at >= ws.t) AS cw,
+               count(*) FILTER (WHERE d.state = 'failed' AND d.at >= ws.t) AS fw
+          FROM (SELECT e.queue, e.state, e.finished_at AS at FROM awa.done_entries e
+                UNION ALL
+                SELECT c.queue, x.state, x.closed_at
+                  FROM awa.lease_claim_closures x
+                  JOIN awa.lease_claims c ON c.claim_slot = x.claim_slot
+                                         AND c.job_id = x.job_id
+                                         AND c.run_lease = x.run_lease
+                 WHERE x.state IS NOT NULL) d, ws
+         GROUP BY d.queue),
     pruned AS (
         SELECT t.queue, sum(t.c) AS c, sum(t.f) AS f
           FROM (SELECT r.queue, r.pruned_completed_count AS c, r.pruned_failed_count AS f
