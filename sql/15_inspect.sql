@@ -208,3 +208,18 @@ SELECT awa.enqueue('late', 'z', max_attempts => 1) AS z1 \gset
 SELECT count(*) FROM (SELECT awa.fail(job_id, run_lease, 'kept') FROM awa.claim('late')) f;
 SELECT pg_temp.turn('queue', 16), pg_temp.turn('claim', 8);
 SELECT job_id, state, attempt, last_error, args FROM awa.job(:z1);
+-- a completed job's receipt pruned before its ready entry (the claim ring turning
+-- faster than the queue ring): the entry is claimed, and tells no state; the job has
+-- no row, and is not shown as available (docs/storage.md A.15)
+SELECT awa.enqueue('early', 'a') AS ea \gset
+SELECT count(*) FROM (SELECT awa.complete(job_id, run_lease) FROM awa.claim('early')) c;
+SELECT pg_temp.turn('claim', 1);
+SELECT awa.enqueue('early', 'b') AS eb \gset
+SELECT count(*) FROM (SELECT awa.complete(job_id, run_lease) FROM awa.claim('early')) c;
+SELECT pg_temp.turn('claim', 8);
+SELECT count(*) AS a_entry_kept, (SELECT count(*) FROM awa.lease_claims WHERE job_id = :ea)
+       AS a_receipts FROM awa.ready_entries WHERE job_id = :ea;
+SELECT count(*) AS a_no_row FROM awa.job(:ea);
+SELECT awa.job_state(:ea) IS NULL AS a_no_state;
+SELECT job_id = :eb AS is_b, state FROM awa.job(:eb);
+SELECT available, completed FROM awa.queue_counts('early');
