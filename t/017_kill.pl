@@ -159,11 +159,12 @@ is(sql(q{SELECT errors FROM awa.maintenance_status WHERE database = 'postgres'})
 # 4. Folds in bounded batches: 5,000 delta rows with a batch of 100 are folded over at
 #    least 50 transactions, and the totals are exact.
 
-# the long job's outcome keeps the queue ring turning until its slot is pruned, which
-# appends a delta row; wait for that (the ring is idle again) and fold it by hand, so
-# that the worker's fold below finds the bulk rows only
-wait_until('the queue ring is idle again: the long job\'s slot is pruned',
-	q{SELECT awa.ring_is_idle('queue')});
+# the long job's outcome (its closure, docs/storage.md A.15) keeps the claim ring
+# turning until its slot is pruned, which appends a delta row; wait for that (the
+# queue and claim rings are idle again) and fold it by hand, so that the worker's fold
+# below finds the bulk rows only
+wait_until('the queue and claim rings are idle again: the long job\'s slots are pruned',
+	q{SELECT awa.ring_is_idle('queue') AND awa.ring_is_idle('claim')});
 for (1 .. 10)
 {
 	last if sql(q{SELECT count(*) FROM awa.queue_terminal_rollup_deltas}) eq '0';
