@@ -122,10 +122,11 @@ sub hold_rings_sql
 # One job through the API: enqueue into $queue (committed: a job is claimable
 # once its enqueue has committed), then in one transaction claim it (deadline
 # 1 hour), heartbeat it if asked, complete it; another session holds the queue
-# and lease rings still meanwhile, so the ready entry and the done entry share
-# the queue ring's current slot (the receipt and its closure always share a
-# claim slot). Returns the ready entry's slot, the job id and its receipt's
-# claim generation; dies unless claim, heartbeat and complete did their job.
+# and lease rings still meanwhile, so the ready entry stays in the queue ring's
+# current slot (the receipt and its closure always share a claim slot). Returns
+# the ready entry's slot, the job id and its receipt's claim generation; dies
+# unless claim, heartbeat and complete did their job (the completion: one
+# closure with the state completed, no done entry; docs/storage.md A.15).
 sub closed_job
 {
 	my ($queue, $heartbeat) = @_;
@@ -140,20 +141,28 @@ SELECT coalesce(string_agg(job_id || ':' || attempt, ','), 'none') AS claimed,
        coalesce(max(run_lease), 0) AS lease
   FROM awa.claim('$queue', 10, '1 hour') \\gset
 SELECT $beat AS beat \\gset
+SELECT awa.complete(:job, :lease) AS done \\gset
 SELECT (SELECT string_agg(ready_slot::text, ',') FROM awa.ready_entries WHERE job_id = :job)
-       || '|' || :job || '|' || :'claimed' || '|' || :'beat' || '|' || awa.complete(:job, :lease)
+       || '|' || :job || '|' || :'claimed' || '|' || :'beat' || '|' || :'done'
        || '|' || (SELECT string_agg(claim_generation::text, ',') FROM awa.lease_claims
-                   WHERE job_id = :job);
+                   WHERE job_id = :job)
+       || '|' || (SELECT string_agg(state, ',') FROM awa.lease_claim_closures
+                   WHERE job_id = :job)
+       || '|' || (SELECT count(*) FROM awa.done_entries WHERE job_id = :job);
 COMMIT;});
 	$holder->query_safe('COMMIT');
 	$holder->quit;
-	my ($slot, $job, $claimed, $beat_ok, $done, $claim_gen) = split /\|/, $out;
+	my ($slot, $job, $claimed, $beat_ok, $done, $claim_gen, $state, $done_entries) =
+	  split /\|/, $out;
+	# the completion is one row: its closure, carrying the state (docs/storage.md A.15)
 	die "closed_job($queue): claim/heartbeat/complete went wrong: $out"
-	  unless defined $claim_gen
+	  unless defined $done_entries
 	  && $claimed eq "$job:1"
 	  && $beat_ok eq 't'
-	  && $done eq 'true'
-	  && $claim_gen =~ /^\d+$/;
+	  && $done eq 't'
+	  && $claim_gen =~ /^\d+$/
+	  && $state eq 'completed'
+	  && $done_entries eq '0';
 	return ($slot, $job, $claim_gen);
 }
 
@@ -317,24 +326,28 @@ is(counter('rotations', 'queue', 'rotated'), '0', 'no rotation counted');
 my $ready0 = filenode('ready_entries_0');
 my $done0 = filenode('done_entries_0');
 my $closures0 = filenode('lease_claim_closures_0');
-is(queue_closed_job('q_first'), '0', 'closed job lands in slot 0');
-is(sql(q{SELECT state FROM awa.lease_claim_closures_0}), 'completed',
-	'its closure, in claim slot 0, carries the state completed');
+is(queue_closed_job('q_first'), '0',
+	'closed job lands in slot 0, its closure carrying the state completed');
 wait_until('ready_entries_0 is truncated',
 	"SELECT pg_relation_filenode('awa.ready_entries_0') <> $ready0");
 is(filenode('done_entries_0') . '/' . sql(q{SELECT pg_relation_size('awa.done_entries_0')}),
 	"$done0/0", 'done_entries_0 was never written: no block, same relfilenode');
 is(sql('SELECT count(*) FROM awa.ready_entries_0'), '0', 'queue slot 0 is empty');
-wait_until('lease_claim_closures_0 is truncated',
-	"SELECT pg_relation_filenode('awa.lease_claim_closures_0') <> $closures0");
+# the claim ring may prune slot 0 while the queue ring still holds the entry: then the
+# receipt, the lane's position, is carried forward with its closure (not counted), and
+# the prune of the slot it went to counts it
+wait_until('the closure has left the claim ring, counted into the pruned history',
+	q{SELECT NOT EXISTS (SELECT 1 FROM awa.lease_claim_closures x
+	                       JOIN awa.lease_claims c USING (claim_slot, job_id, run_lease)
+	                      WHERE c.queue = 'q_first')
+	     AND (SELECT completed FROM awa.queue_pruned_terminal_counts('q_first')) > 0});
+isnt(filenode('lease_claim_closures_0'), $closures0, 'lease_claim_closures_0 was truncated');
 ok(sql(q{SELECT generation FROM awa.ring_cursor('queue')}) >= 1,
 	'queue ring rotated');
 is( sql(
-		q{SELECT string_agg(queue || ':' || priority || ':' || pruned_completed_delta
-		                    || ':' || pruned_failed_delta, ',')
-		    FROM awa.queue_terminal_rollup_deltas}),
-	'q_first:0:1:0',
-	'claim prune appended the closure\'s terminal count as a rollup delta');
+		q{SELECT completed || ':' || failed FROM awa.queue_pruned_terminal_counts('q_first')}),
+	'1:0',
+	'claim prune appended the closure\'s terminal count to the pruned history, once');
 ok(counter('rotations', 'queue', 'rotated') >= 1, 'status counts the rotation');
 ok(counter('prunes', 'queue', 'pruned') >= 1, 'status counts the prune');
 ok(counter('prunes', 'claim', 'pruned') >= 1, 'status counts the claim prune');
