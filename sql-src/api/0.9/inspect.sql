@@ -168,8 +168,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     PERFORM awa.check_job_id(job.job_id);
-    LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
-               awa.lease_claim_closures, awa.leases IN ACCESS SHARE MODE;
+    PERFORM awa.hold_ring_families(true);
     RETURN QUERY SELECT j.* FROM awa.job_in_snapshot(job.job_id) j
                   WHERE awa.queue_visible(j.queue);
 END
@@ -219,8 +218,7 @@ BEGIN
                   HINT = format('List 1 to %s jobs at a time; page with a state or kind '
                                 'filter.', awa.jobs_max_limit());
     END IF;
-    LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
-               awa.lease_claim_closures, awa.leases IN ACCESS SHARE MODE;
+    PERFORM awa.hold_ring_families(true);
     FOR v_id IN
         SELECT u.job_id FROM (
             SELECT d.job_id FROM awa.deferred_jobs d

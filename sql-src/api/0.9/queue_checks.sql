@@ -29,8 +29,7 @@ BEGIN
     PERFORM awa.require_read_committed();
     -- hold off prune (its TRUNCATE is not MVCC-safe) before the lookups below take
     -- their snapshots
-    LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
-               awa.lease_claim_closures IN ACCESS SHARE MODE;
+    PERFORM awa.hold_ring_families();
     -- scheduled or waiting for a retry
     SELECT d.queue INTO v_queue FROM awa.deferred_jobs d WHERE d.job_id = cancel.job_id;
     IF FOUND THEN
@@ -85,8 +84,7 @@ AS $$
 BEGIN
     PERFORM awa.check_name('queue', queue_counts.queue);
     PERFORM awa.require_queue_privilege(queue_counts.queue, 'manage');
-    LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
-               awa.lease_claim_closures IN ACCESS SHARE MODE;
+    PERFORM awa.hold_ring_families();
     SELECT * INTO available, scheduled, running, completed, failed
       FROM awa.queue_counts_in_snapshot(queue_counts.queue);
 END

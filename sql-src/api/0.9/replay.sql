@@ -160,8 +160,7 @@ BEGIN
     END IF;
     PERFORM awa.check_queue_access(cancel_queue.queue);
     -- hold off prune (its TRUNCATE is not MVCC-safe) before the reads below
-    LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
-               awa.lease_claim_closures IN ACCESS SHARE MODE;
+    PERFORM awa.hold_ring_families();
     -- scheduled, or waiting for a retry
     WITH gone AS (
         DELETE FROM awa.deferred_jobs d

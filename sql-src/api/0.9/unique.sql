@@ -93,8 +93,7 @@ BEGIN
                              AND (p_for IS NULL OR k.created_at > now() - p_for)
                            ORDER BY k.job_id DESC);
     IF cardinality(v_candidates) > 0 THEN
-        LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
-                   awa.lease_claim_closures IN ACCESS SHARE MODE;
+        PERFORM awa.hold_ring_families();
         SELECT c INTO v_job FROM unnest(v_candidates) c
          WHERE awa.job_state(c) = ANY (v_states)
          ORDER BY c DESC LIMIT 1;
@@ -135,8 +134,7 @@ BEGIN
         outcome := 'stood_down';
         RETURN;
     END IF;
-    LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
-               awa.lease_claim_closures IN ACCESS SHARE MODE;
+    PERFORM awa.hold_ring_families();
     v_ids := ARRAY(SELECT k.job_id FROM awa.unique_keys k
                     WHERE k.job_id > coalesce(p_after, 0)
                     ORDER BY k.job_id LIMIT v_batch);

@@ -224,8 +224,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'awa.queue_stats uses one minute.';
     END IF;
-    LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
-               awa.lease_claim_closures IN ACCESS SHARE MODE;
+    PERFORM awa.hold_ring_families();
     RETURN QUERY SELECT * FROM awa.queue_stats_in_snapshot(p_window);
 END
 $$;
