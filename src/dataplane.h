@@ -77,7 +77,7 @@ typedef struct AwaNewJob
 } AwaNewJob;
 
 /* an open receipt's columns (complete.c's receipt_cols) */
-#define AWA_RECEIPT_COLS 13
+#define AWA_RECEIPT_COLS 11
 typedef struct AwaReceipt
 {
 	Datum		values[AWA_RECEIPT_COLS];

@@ -7,6 +7,23 @@
 -- (A REPEATABLE READ transaction's snapshot may predate a prune; its counts of pruned
 -- history are not exact.)
 
+-- One claim child's part of a queue's counts, in the caller's snapshot: its receipts of
+-- the queue with no closure (running), and the terminal outcomes it holds. Before 0.9 a
+-- closure carries no outcome (done entries do): none. api/0.9/counts.sql replaces it.
+CREATE OR REPLACE FUNCTION awa.claim_slot_queue_counts(p_queue text, p_slot int,
+    OUT running bigint, OUT completed bigint, OUT failed bigint)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    EXECUTE format('SELECT count(*), 0, 0 FROM awa.%I c WHERE c.queue = $1 AND NOT EXISTS '
+                   '(SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id '
+                   'AND x.run_lease = c.run_lease)',
+                   'lease_claims_' || p_slot, 'lease_claim_closures_' || p_slot)
+       INTO running, completed, failed USING p_queue;
+END
+$$;
+
 CREATE OR REPLACE FUNCTION awa.queue_counts_in_snapshot(queue text,
     OUT available bigint, OUT scheduled bigint, OUT running bigint,
     OUT completed bigint, OUT failed bigint)
@@ -16,7 +33,7 @@ AS $$
 DECLARE
     v_lane int;
     v_n int := awa.ring_slot_count('claim');
-    v_part bigint;
+    v_part record;
     s int;
 BEGIN
     available := 0;
@@ -27,16 +44,6 @@ BEGIN
 
     SELECT count(*) INTO scheduled FROM awa.deferred_jobs d WHERE d.queue = queue_counts_in_snapshot.queue;
 
-    running := 0;
-    FOR s IN 0 .. v_n - 1 LOOP
-        EXECUTE format('SELECT count(*) FROM awa.%I c WHERE c.queue = $1 AND NOT EXISTS '
-                       '(SELECT 1 FROM awa.%I x WHERE x.job_id = c.job_id '
-                       'AND x.run_lease = c.run_lease)',
-                       'lease_claims_' || s, 'lease_claim_closures_' || s)
-           INTO v_part USING queue_counts_in_snapshot.queue;
-        running := running + v_part;
-    END LOOP;
-
     SELECT coalesce(sum(t.c), 0), coalesce(sum(t.f), 0) INTO completed, failed
       FROM (SELECT count(*) FILTER (WHERE d.state = 'completed') AS c,
                    count(*) FILTER (WHERE d.state = 'failed') AS f
@@ -44,6 +51,14 @@ BEGIN
             UNION ALL
             SELECT p.completed, p.failed
               FROM awa.queue_pruned_terminal_counts(queue_counts_in_snapshot.queue) p) t;
+
+    running := 0;
+    FOR s IN 0 .. v_n - 1 LOOP
+        SELECT * INTO v_part FROM awa.claim_slot_queue_counts(queue_counts_in_snapshot.queue, s);
+        running := running + v_part.running;
+        completed := completed + v_part.completed;
+        failed := failed + v_part.failed;
+    END LOOP;
 END
 $$;
 

@@ -346,19 +346,26 @@ BEGIN
 END
 $$;
 
--- What prune records of a slot it is about to truncate, after carry-forward: the queue
--- ring's terminal outcomes (its done entries, awa.queue_slot_record_terminal_counts).
--- 0.9 records the claim ring's too (maintenance/0.9/claim_terminal_counts.sql).
+-- What claim prune records of a slot it is about to truncate: nothing before 0.9, whose
+-- closures carry no outcome (done entries do). 0.9 replaces it: its terminal closures
+-- are the outcomes (maintenance/0.9/claim_terminal_counts.sql).
+CREATE OR REPLACE FUNCTION awa.claim_slot_record_terminal_counts(p_slot int) RETURNS bigint
+LANGUAGE sql VOLATILE
+AS $$ SELECT 0::bigint $$;
+
+-- What prune records of a slot it is about to truncate, after carry-forward, per ring:
+-- the queue ring's terminal outcomes (its done entries), the claim ring's (0.9).
 CREATE OR REPLACE FUNCTION awa.ring_slot_record_terminal_counts(p_ring text, p_slot int)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF p_ring = 'queue' THEN
-        RETURN awa.queue_slot_record_terminal_counts(p_slot);
-    END IF;
-    RETURN 0;
+    CASE p_ring
+        WHEN 'queue' THEN RETURN awa.queue_slot_record_terminal_counts(p_slot);
+        WHEN 'claim' THEN RETURN awa.claim_slot_record_terminal_counts(p_slot);
+        ELSE RETURN 0;
+    END CASE;
 END
 $$;
 

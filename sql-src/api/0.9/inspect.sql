@@ -79,10 +79,8 @@ AS $$
     -- the entry) it ranks 0, under every stage of its attempt, and tells no state: the
     -- receipt does, and a receipt pruned before the entry (the claim ring turning
     -- faster) has taken the attempt's history with it
-    SELECT r.attempt, CASE WHEN t.job_id IS NOT NULL THEN 5
-                           WHEN awa.entry_unclaimed(r) THEN 2 ELSE 0 END,
-           CASE WHEN t.job_id IS NOT NULL THEN 'cancelled'
-                WHEN awa.entry_unclaimed(r) THEN 'available' END,
+    SELECT r.attempt, CASE WHEN t.job_id IS NOT NULL THEN 5 WHEN u.unclaimed THEN 2 ELSE 0 END,
+           CASE WHEN t.job_id IS NOT NULL THEN 'cancelled' WHEN u.unclaimed THEN 'available' END,
            r.queue, r.priority, r.kind, r.args, r.max_attempts, NULL, NULL,
            r.created_at, r.enqueued_at, NULL, t.finished_at
       FROM awa.ready_entries r
@@ -90,6 +88,7 @@ AS $$
                           WHERE d.ready_slot = r.ready_slot AND d.lane_id = r.lane_id
                             AND d.lane_seq = r.lane_seq AND d.run_lease = 0
                           LIMIT 1) t ON true
+     CROSS JOIN LATERAL (SELECT awa.entry_unclaimed(r) AS unclaimed) u
      WHERE r.job_id = p_job_id
     UNION ALL
     -- claimed: the newest copy of each attempt's receipt (prune carries open ones

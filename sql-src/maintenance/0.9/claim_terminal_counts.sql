@@ -1,6 +1,7 @@
 -- Claim prune records terminal outcomes (0.9, docs/storage.md §A.15): a closure that
 -- carries the job's terminal state is the outcome, and lies in its receipt's claim slot.
--- Replaces awa.ring_slot_record_terminal_counts of internal/terminal_counts.sql.
+-- Replaces awa.claim_slot_record_terminal_counts of maintenance/rotate_prune.sql, which
+-- records nothing.
 
 -- The terminal closures of a sealed claim slot that prune did not carry into the
 -- current slot, per (queue, priority) of their receipts, in key order: exactly those
@@ -34,24 +35,17 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION awa.ring_slot_record_terminal_counts(p_ring text, p_slot int)
-RETURNS bigint
-LANGUAGE plpgsql VOLATILE
+-- Claim prune appends them to the delta table, as queue prune appends its done
+-- entries' counts (awa.queue_slot_record_terminal_counts); the fold merges them later.
+CREATE OR REPLACE FUNCTION awa.claim_slot_record_terminal_counts(p_slot int) RETURNS bigint
+LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_n bigint;
-BEGIN
-    IF p_ring = 'queue' THEN
-        RETURN awa.queue_slot_record_terminal_counts(p_slot);
-    ELSIF p_ring = 'claim' THEN
+    WITH ins AS (
         INSERT INTO awa.queue_terminal_rollup_deltas
                (queue, priority, pruned_completed_delta, pruned_failed_delta)
         SELECT c.queue, c.priority, c.completed, c.failed
-          FROM awa.claim_slot_terminal_counts(p_slot) c;
-        GET DIAGNOSTICS v_n = ROW_COUNT;
-        RETURN v_n;
-    END IF;
-    RETURN 0;
-END
+          FROM awa.claim_slot_terminal_counts(p_slot) c
+        RETURNING 1)
+    SELECT count(*) FROM ins
 $$;
