@@ -34,7 +34,8 @@
 # BENCH_CELLS=wal measures WAL bytes per completed job, end-to-end (unbatched and batched
 # 32) for both systems: each side after a CHECKPOINT on a fresh queue, pg_current_wal_lsn()
 # before and after, divided by the jobs completed meanwhile (everything the server wrote
-# counts: the worker's rotations and prunes, checkpoints' full-page images).
+# counts: the worker's rotations and prunes, checkpoints' full-page images), then, per
+# side, the kinds of WAL record it wrote, from pg_waldump --stats=record.
 # BENCH_AWA_VERSION=0.8 measures that extension version (default: the default version).
 # Needs pgbench (postgresql-15) and make install.
 set -euo pipefail
@@ -160,7 +161,11 @@ echo "($secs s per side, $clients clients, $rounds rounds, $(nproc) cores, synch
 fi
 
 if [ "$cells" = wal ]; then
-wal_side() {   # wal_side awa|skip sfx: WAL bytes per completed job of one side
+# the WAL of a run is kept until its records are counted (below)
+"${psql[@]}" -c "ALTER SYSTEM SET wal_keep_size = '8GB'" -c 'SELECT pg_reload_conf()' >/dev/null
+spans=()
+wal_side() {   # wal_side awa|skip sfx: WAL bytes per completed job of one side, in
+               # res; the side's name, WAL range and jobs are appended to spans
     local p c n0 n1 l0 l1 done_fn
     if [ "$1" = awa ]; then p=producer$2; c=consumer$2; done_fn=awa_done
     else p=skip_producer$2; c=skip_consumer$2; done_fn=skip_done; fi
@@ -169,17 +174,32 @@ wal_side() {   # wal_side awa|skip sfx: WAL bytes per completed job of one side
     n0=$($done_fn); l0=$("${psql[@]}" -c 'SELECT pg_current_wal_lsn()')
     pgb -f "$work/$p.sql@1" -f "$work/$c.sql@1" >/dev/null
     l1=$("${psql[@]}" -c 'SELECT pg_current_wal_lsn()'); n1=$($done_fn)
-    "${psql[@]}" -c "SELECT round(pg_wal_lsn_diff('$l1', '$l0') / nullif($n1 - $n0, 0))
-                            || ' B (' || $n1 - $n0 || ' jobs)'"
+    spans+=("$1$2 $l0 $l1 $((n1 - n0))")
+    res=$("${psql[@]}" -c "SELECT round(pg_wal_lsn_diff('$l1', '$l0') / nullif($n1 - $n0, 0))
+                                || ' B (' || $n1 - $n0 || ' jobs)'")
 }
 echo "| batch | awa_bgw WAL per job | SKIP LOCKED WAL per job |"
 echo "|---|---|---|"
 for batch in 1 32; do
     sfx=$([ "$batch" = 32 ] && echo _batch || echo)
-    echo "| $batch | $(wal_side awa "$sfx") | $(wal_side skip "$sfx") |"
+    wal_side awa "$sfx"; a=$res
+    wal_side skip "$sfx"; b=$res
+    echo "| $batch | $a | $b |"
 done
 echo
 echo "($secs s per side, $clients clients, end-to-end, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
+# where each side's bytes go: pg_waldump --stats=record over exactly its run, per
+# completed job, the record kinds that write at least 1 B per job (records, bytes
+# without the 8-byte alignment between records, which the totals above include)
+for span in "${spans[@]}"; do
+    read -r side l0 l1 n <<<"$span"
+    echo
+    echo "$side, $n jobs: record kind | records per job | bytes per job"
+    "${run_as[@]}" "$bin/pg_waldump" -p "$work/data/pg_wal" -s "$l0" -e "$l1" --stats=record 2>/dev/null |
+        awk -v n="$n" '{ gsub(/\([^)]*\)/, "") }   # columns: kind, N, record, FPI, combined
+                       $1 ~ /\// && $5 / n >= 1 { printf "%s | %.2f | %.0f\n", $1, $2 / n, $5 / n }' |
+        sort -t'|' -k3 -rn
+done
 fi
 
 if [ "$cells" = all ] || [ "$cells" = tx ]; then
