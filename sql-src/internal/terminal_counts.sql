@@ -1,9 +1,14 @@
 -- Terminal counts of pruned history: prune records a pruned slot's counts, counts
 -- read them back (0.7: appended deltas plus the folded rollups).
 
--- Queue prune appends the slot's terminal counts to the delta table (never upserts the
--- rollups); the fold merges them later.
-CREATE OR REPLACE FUNCTION awa.queue_slot_record_terminal_counts(p_slot int) RETURNS bigint
+-- Earlier builds recorded each ring through its own function; an upgrade drops them.
+DROP FUNCTION IF EXISTS awa.queue_slot_record_terminal_counts(int);
+DROP FUNCTION IF EXISTS awa.claim_slot_record_terminal_counts(int);
+
+-- Prune appends the pruned slot's terminal counts (awa.ring_slot_terminal_counts) to the
+-- delta table (never upserts the rollups); the fold merges them later.
+CREATE OR REPLACE FUNCTION awa.ring_slot_record_terminal_counts(p_ring text, p_slot int)
+RETURNS bigint
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -11,7 +16,7 @@ AS $$
         INSERT INTO awa.queue_terminal_rollup_deltas
                (queue, priority, pruned_completed_delta, pruned_failed_delta)
         SELECT c.queue, c.priority, c.completed, c.failed
-          FROM awa.queue_slot_terminal_counts(p_slot) c
+          FROM awa.ring_slot_terminal_counts(p_ring, p_slot) c
         RETURNING 1)
     SELECT count(*) FROM ins
 $$;

@@ -111,6 +111,33 @@ BEGIN
 END
 $$;
 
+-- The terminal outcomes in a claim slot, as above: none before 0.9, whose closures
+-- carry no outcome (done entries do). 0.9 replaces it: its terminal closures are the
+-- outcomes (maintenance/0.9/claim_terminal_counts.sql).
+CREATE OR REPLACE FUNCTION awa.claim_slot_terminal_counts(p_slot int)
+RETURNS TABLE (queue text, priority smallint, completed bigint, failed bigint)
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT NULL::text, NULL::smallint, NULL::bigint, NULL::bigint WHERE false $$;
+
+-- What prune records of a slot it is about to truncate, after carry-forward, per ring:
+-- the queue ring's terminal outcomes (its done entries), the claim ring's (0.9); the
+-- lease ring holds none. awa.ring_slot_record_terminal_counts (internal/
+-- terminal_counts.sql) records them as the version does.
+CREATE OR REPLACE FUNCTION awa.ring_slot_terminal_counts(p_ring text, p_slot int)
+RETURNS TABLE (queue text, priority smallint, completed bigint, failed bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    CASE p_ring
+        WHEN 'queue' THEN RETURN QUERY SELECT * FROM awa.queue_slot_terminal_counts(p_slot);
+        WHEN 'claim' THEN RETURN QUERY SELECT * FROM awa.claim_slot_terminal_counts(p_slot);
+        ELSE RETURN;
+    END CASE;
+END
+$$;
+
 -- Why a sealed slot still holds live work that carrying forward cannot move (NULL:
 -- nothing; it may be truncated once carry-forward has run). The queue ring's proof:
 -- every ready entry has been claimed (its lane_seq is at or below its lane's position)
@@ -343,29 +370,6 @@ BEGIN
                    '          FROM awa.%I GROUP BY lane_id) c',
                    'lease_claims_' || p_slot)
        INTO lanes, receipts;
-END
-$$;
-
--- What claim prune records of a slot it is about to truncate: nothing before 0.9, whose
--- closures carry no outcome (done entries do). 0.9 replaces it: its terminal closures
--- are the outcomes (maintenance/0.9/claim_terminal_counts.sql).
-CREATE OR REPLACE FUNCTION awa.claim_slot_record_terminal_counts(p_slot int) RETURNS bigint
-LANGUAGE sql VOLATILE
-AS $$ SELECT 0::bigint $$;
-
--- What prune records of a slot it is about to truncate, after carry-forward, per ring:
--- the queue ring's terminal outcomes (its done entries), the claim ring's (0.9).
-CREATE OR REPLACE FUNCTION awa.ring_slot_record_terminal_counts(p_ring text, p_slot int)
-RETURNS bigint
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    CASE p_ring
-        WHEN 'queue' THEN RETURN awa.queue_slot_record_terminal_counts(p_slot);
-        WHEN 'claim' THEN RETURN awa.claim_slot_record_terminal_counts(p_slot);
-        ELSE RETURN 0;
-    END CASE;
 END
 $$;
 

@@ -1,7 +1,7 @@
 -- Claim prune records terminal outcomes (0.9, docs/storage.md §A.15): a closure that
 -- carries the job's terminal state is the outcome, and lies in its receipt's claim slot.
--- Replaces awa.claim_slot_record_terminal_counts of maintenance/rotate_prune.sql, which
--- records nothing.
+-- Replaces awa.claim_slot_terminal_counts of maintenance/rotate_prune.sql, which has
+-- none; prune records them through awa.ring_slot_terminal_counts, as the queue ring's.
 
 -- The terminal closures of a sealed claim slot that prune did not carry into the
 -- current slot, per (queue, priority) of their receipts, in key order: exactly those
@@ -33,19 +33,4 @@ BEGIN
         'lease_claim_closures_' || p_slot, 'lease_claims_' || p_slot,
         'lease_claim_closures_' || v_cur);
 END
-$$;
-
--- Claim prune appends them to the delta table, as queue prune appends its done
--- entries' counts (awa.queue_slot_record_terminal_counts); the fold merges them later.
-CREATE OR REPLACE FUNCTION awa.claim_slot_record_terminal_counts(p_slot int) RETURNS bigint
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    WITH ins AS (
-        INSERT INTO awa.queue_terminal_rollup_deltas
-               (queue, priority, pruned_completed_delta, pruned_failed_delta)
-        SELECT c.queue, c.priority, c.completed, c.failed
-          FROM awa.claim_slot_terminal_counts(p_slot) c
-        RETURNING 1)
-    SELECT count(*) FROM ins
 $$;
