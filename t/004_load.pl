@@ -1,9 +1,10 @@
 
 # Copyright: the awa_bgw authors.
 #
-# The queue under load with the worker running: 8 pgbench clients enqueue, claim and
-# complete for 60 s while one job heartbeats through three wraps of every ring; some
-# producers keep their transaction open a little after the enqueue, some roll it back.
+# The queue under load with the worker running: 8 pgbench clients (4 producers, 4
+# consumers) enqueue, claim and complete for 60 s while one job heartbeats through three
+# wraps of every ring; some producers keep their transaction open a little after the
+# enqueue, some roll it back.
 # Every committed enqueue is completed exactly once (checked by job id), no rolled-back
 # one is ever claimed, the counts match, the rings turn and are truncated, and no ring
 # family ever sees an UPDATE or DELETE. Some consumers wait for work (awa.claim with
@@ -12,7 +13,6 @@
 
 use strict;
 use warnings;
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use FindBin;
@@ -52,19 +52,17 @@ my ($long_id, $long_attempt, $long_lease) = split /,/,
 is("$long_id,$long_attempt", '2,1', 'long job claimed');
 is(sql("SELECT awa.heartbeat(2, $long_lease)"), 't', 'and heartbeats');
 
-# the load: 8 clients, each transaction a producer or a consumer call at random
-my ($out, $err) = ('', '');
-my $pgbench = IPC::Run::start(
-	[
-		'pgbench', '-n', '-c', '8', '-j', '2', '-T', '60',
-		'-f', 'bench/producer.sql@1', '-f', 'bench/consumer.sql@2', '-f', 'bench/consumer_wait.sql@1',
-		'-f', 't/load_producer_open.sql@1', '-f', 't/load_producer_rollback.sql@1',
-		'-h', $node->host, '-p', $node->port, 'postgres'
+# the load: 4 producer clients (each transaction a plain enqueue, one held open a
+# little, or one rolled back, at random) and, in a pgbench of their own so that a
+# waiting claim never holds up a producer, 4 consumer clients (polling or waiting)
+my $load = start_load(60,
+	producers => [
+		4, '-f', 'bench/producer.sql@1', '-f', 't/load_producer_open.sql@1',
+		'-f', 't/load_producer_rollback.sql@1'
 	],
-	'>', \$out, '2>', \$err);
-$pgbench->finish;
-is($pgbench->result(0), 0, 'pgbench ran to the end') or diag($err);
-note($out);
+	consumers => [ 4, '-f', 'bench/consumer.sql@2', '-f', 'bench/consumer_wait.sql@1' ]);
+finish_load($load);
+note($load->{$_}{out}) for sort keys %$load;
 # positive control: job ids were drawn by enqueues that rolled back (ids 1 and 2 are
 # the abandoned and the long job)
 cmp_ok(sql('SELECT (SELECT last_value FROM awa.job_id_seq) - 2 - (SELECT count(*) FROM bench.enqueued)'),

@@ -56,15 +56,14 @@ wait_until('the worker leads',
 #---------------------------------------------------------------------------
 # 1. The load, and the crash in the middle of it.
 
-my ($out, $err) = ('', '');
-my $pgbench = IPC::Run::start(
-	[
-		'pgbench', '-n', '-c', '6', '-j', '2', '-T', '600',
-		'-f', 'bench/producer.sql@3', '-f', 'bench/consumer.sql@2',
-		'-f', 'bench/consumer_wait.sql@1', '-f', 't/load_consumer_heartbeat.sql@1',
-		'-h', $node->host, '-p', $node->port, 'postgres'
-	],
-	'>', \$out, '2>', \$err);
+# 3 producer clients; 3 consumer clients (polling, waiting, or heartbeating first) in a
+# pgbench of their own, so that a waiting claim never holds up a producer
+my $load = start_load(600,
+	producers => [ 3, '-f', 'bench/producer.sql' ],
+	consumers => [
+		3, '-f', 'bench/consumer.sql@2', '-f', 'bench/consumer_wait.sql@1',
+		'-f', 't/load_consumer_heartbeat.sql@1'
+	]);
 
 my ($q0, $l0, $c0) = split /,/, generations();
 wait_until('the load runs: jobs completed, every ring turned and was pruned, folds ran',
@@ -75,11 +74,14 @@ wait_until('the load runs: jobs completed, every ring turned and was pruned, fol
 	    AND (SELECT (prunes->'queue'->>'pruned')::int > 0 AND (prunes->'claim'->>'pruned')::int > 0
 	                AND folds_run > 0
 	           FROM awa.maintenance_status WHERE database = 'postgres')");
-ok($pgbench->pumpable, 'the load clients are still running');
+ok($load->{$_}{h}->pumpable, "the load's $_ are still running") for sort keys %$load;
 
 $node->stop('immediate');
-$pgbench->finish;
-isnt($pgbench->result(0), 0, 'the load clients lost their server');
+for my $name (sort keys %$load)
+{
+	$load->{$name}{h}->finish;
+	isnt($load->{$name}{h}->result(0), 0, "the load's $name lost their server");
+}
 
 #---------------------------------------------------------------------------
 # 2. Recovery.

@@ -17,7 +17,6 @@
 
 use strict;
 use warnings;
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use FindBin;
@@ -44,21 +43,9 @@ wait_leader('the worker leads');
 
 # the load: 2 producers at 100 jobs/s in all, 2 waiting consumers; long enough for
 # every phase below (each waits for its condition, not for the clock)
-my %bench;
-for my $who (['producers', '-R', '100', '-f', 'bench/producer.sql'],
-	['consumers', '-f', 'bench/consumer_wait.sql'])
-{
-	my ($name, @args) = @$who;
-	my ($out, $err) = ('', '');
-	$bench{$name} = [
-		IPC::Run::start(
-			[
-				'pgbench', '-n', '-c', '2', '-j', '2', '-T', '60', @args,
-				'-h', $node->host, '-p', $node->port, 'postgres'
-			],
-			'>', \$out, '2>', \$err),
-		\$out, \$err ];
-}
+my $load = start_load(60,
+	producers => [ 2, '-R', '100', '-f', 'bench/producer.sql' ],
+	consumers => [ 2, '-f', 'bench/consumer_wait.sql' ]);
 wait_until('the load runs', 'SELECT count(*) > 200 FROM bench.completed');
 wait_until('the queue ring has been pruned under the load',
 	q{SELECT (prunes->'queue'->>'pruned')::bigint > 0 FROM awa.maintenance_status
@@ -166,12 +153,7 @@ wait_until('prune_blocked_by clears once a queue prune is no longer blocked',
 	q{SELECT prune_blocked_by IS NULL OR NOT prune_blocked_by ? 'queue'
 	    FROM awa.maintenance_status WHERE database = 'postgres'});
 
-for my $name (sort keys %bench)
-{
-	my ($h, $out, $err) = @{ $bench{$name} };
-	$h->finish;
-	is($h->result(0), 0, "pgbench $name ran to the end") or diag($$err);
-}
+finish_load($load);
 
 # drain, then exactly-once by job id
 my $drained = drain_bench(120);

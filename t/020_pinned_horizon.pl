@@ -17,7 +17,6 @@
 
 use strict;
 use warnings;
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use FindBin;
@@ -69,21 +68,9 @@ sub dead_tuples
 # the load, for the whole test: 2 producers at 200 jobs/s in all, 2 waiting consumers
 # (half their calls heartbeat the attempt before completing it: the lease ring turns)
 my $run_secs = 10 + 2 * ($PIN_SECS + 10) + 20;
-my %bench;
-for my $who (['producers', '-R', '200', '-f', 'bench/producer.sql'],
-	['consumers', '-f', 'bench/consumer_wait.sql@1', '-f', 't/load_consumer_heartbeat.sql@1'])
-{
-	my ($name, @args) = @$who;
-	my ($out, $err) = ('', '');
-	$bench{$name} = [
-		IPC::Run::start(
-			[
-				'pgbench', '-n', '-c', '2', '-j', '2', '-T', $run_secs, @args,
-				'-h', $node->host, '-p', $node->port, 'postgres'
-			],
-			'>', \$out, '2>', \$err),
-		\$out, \$err ];
-}
+my $load = start_load($run_secs,
+	producers => [ 2, '-R', '200', '-f', 'bench/producer.sql' ],
+	consumers => [ 2, '-f', 'bench/consumer_wait.sql@1', '-f', 't/load_consumer_heartbeat.sql@1' ]);
 $node->poll_query_until('postgres', 'SELECT count(*) > 500 FROM bench.completed')
   or die 'the load did not start';
 
@@ -132,12 +119,7 @@ ok( $node->poll_query_until('postgres',
 		"SELECT folds_run > $run_after FROM awa.maintenance_status WHERE database = 'postgres'"),
 	'the folds ran again after the pins');
 
-for my $name (sort keys %bench)
-{
-	my ($h, $out, $err) = @{ $bench{$name} };
-	$h->finish;
-	is($h->result(0), 0, "pgbench $name ran to the end") or diag($$err);
-}
+finish_load($load);
 
 # drain, then exactly-once by job id
 my $drained = 0;

@@ -13,7 +13,6 @@
 
 use strict;
 use warnings;
-use IPC::Run;
 use FindBin;
 use lib $FindBin::RealBin;
 use AwaNode;
@@ -80,15 +79,12 @@ sub rotations_over
 	return map { $g1[$_] - $g0[$_] } 0 .. $#rings;
 }
 
-# traffic for the whole test: 50 jobs/s, claimed by a waiting consumer that heartbeats
-my ($out, $err) = ('', '');
-my $load = IPC::Run::start(
-	[
-		'pgbench', '-n', '-c', '2', '-j', '2', '-T', '60', '-R', '50',
-		'-f', 'bench/producer.sql@1', '-f', 't/load_consumer_heartbeat.sql@1',
-		'-h', $node->host, '-p', $node->port, 'postgres'
-	],
-	'>', \$out, '2>', \$err);
+# traffic for the whole test: 2 producers at 50 jobs/s in all, and 2 consumers, in a
+# pgbench of their own, that wait for work and heartbeat the attempt they took; a
+# consumer's wait never holds up a producer, so the load cannot stall itself
+my $load = start_load(60,
+	producers => [ 2, '-R', '50', '-f', 'bench/producer.sql' ],
+	consumers => [ 2, '-f', 't/load_consumer_heartbeat.sql' ]);
 $node->poll_query_until('postgres', 'SELECT count(*) > 50 FROM bench.completed')
   or die 'the load did not start';
 
@@ -109,6 +105,7 @@ for (0 .. $#rings)
 	cmp_ok($pinned[$_], '<=', 10 / $PINNED_S + 1,
 		"under the pin the $rings[$_] ring rotates at most once per ${PINNED_S} s");
 }
+ok(!grep({ !$_->{h}->pumpable } values %$load), 'the load ran through the pin');
 cmp_ok(sql('SELECT count(*) FROM bench.completed'), '>', $completed0 + 100,
 	'under the pin jobs are still completed');
 $pin->query_safe('COMMIT');
@@ -119,7 +116,6 @@ wait_until('a fold runs after the pin',
 	"SELECT folds_run > $run FROM awa.maintenance_status WHERE database = 'postgres'");
 turns_at_own_cadence('after the pin');
 
-$load->finish;
-is($load->result(0), 0, 'pgbench ran to the end') or diag($err);
+finish_load($load);
 $node->stop;
 done_testing();

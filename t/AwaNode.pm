@@ -5,7 +5,7 @@
 # preloaded for database postgres, and the few helpers every test wrote for itself
 # (run a query, read a column of awa.maintenance_status, wait for a condition, wait
 # for the worker to lead, count lines of the server log, load and drain the bench
-# schema's queue). The plain helpers act on the node made last by
+# schema's queue, run pgbench loads). The plain helpers act on the node made last by
 # AwaNode->create (a test with one node never names it); a test with several nodes
 # calls the methods of each.
 
@@ -19,10 +19,12 @@ use Scalar::Util qw(blessed);
 # only slurp_file: the rest of what it exports (command_ok, run_log, ...) would shadow
 # the node methods of the same names (PostgreSQL::Test::Cluster)
 use PostgreSQL::Test::Utils qw(slurp_file);
+use IPC::Run;
 use Test::More;
 use Time::HiRes qw(time);
 
-our @EXPORT = qw(sql status wait_until wait_leader count_in_log load_bench drain_bench);
+our @EXPORT =
+  qw(sql status wait_until wait_leader count_in_log load_bench drain_bench start_load finish_load);
 
 # the node the plain helpers act on
 my $current;
@@ -146,6 +148,46 @@ sub drain_bench
 			$db) eq 't';
 	}
 	return $drained;
+}
+
+# [$node->]start_load($secs, $name => [$clients, @args], ...): one pgbench process per
+# role, each running its scripts (@args: -f files, -R ...) on $clients clients for
+# $secs seconds against database postgres. Producers and consumers that wait for work
+# are given roles of their own: a client that draws a waiting claim while the queue is
+# empty would otherwise stop producing for the whole wait, and with every client there
+# the load stalls itself. Returns { $name => { h, out, err } } for finish_load.
+sub start_load
+{
+	my $self = _self(\@_);
+	my ($secs, %roles) = @_;
+	my %load;
+	for my $name (sort keys %roles)
+	{
+		my ($clients, @args) = @{ $roles{$name} };
+		my $run = { out => '', err => '' };
+		$run->{h} = IPC::Run::start(
+			[
+				'pgbench', '-n', '-c', $clients, '-j', ($clients > 1 ? 2 : 1), '-T', $secs,
+				@args, '-h', $self->host, '-p', $self->port, 'postgres'
+			],
+			'>', \$run->{out}, '2>', \$run->{err});
+		$load{$name} = $run;
+	}
+	return \%load;
+}
+
+# finish_load($load): wait for every pgbench of start_load to end; one test per role
+# that it ran to its end (exit 0)
+sub finish_load
+{
+	my ($load) = @_;
+	for my $name (sort keys %$load)
+	{
+		my $run = $load->{$name};
+		$run->{h}->finish;
+		is($run->{h}->result(0), 0, "pgbench $name ran to the end") or diag($run->{err});
+	}
+	return;
 }
 
 sub sql        { return $current->run_sql(@_); }
