@@ -6,10 +6,11 @@ MODULE_big = awa_bgw
 OBJS = awa_bgw.o $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
 
 EXTENSION = awa_bgw
-# Every version keeps a full script; upgrades 0.6 -> 0.7 -> 0.8 -> 0.9. Each script is
+# Every version keeps a full script; upgrades 0.6 -> 0.7 -> 0.8 -> 0.9 -> 0.10. Each script is
 # assembled from the pieces in sql-src/ by sql-src/build.sh, from a list per script.
 EXT_SCRIPTS = awa_bgw--0.6.sql awa_bgw--0.7.sql awa_bgw--0.8.sql awa_bgw--0.9.sql \
-	awa_bgw--0.6--0.7.sql awa_bgw--0.7--0.8.sql awa_bgw--0.8--0.9.sql
+	awa_bgw--0.10.sql awa_bgw--0.6--0.7.sql awa_bgw--0.7--0.8.sql awa_bgw--0.8--0.9.sql \
+	awa_bgw--0.9--0.10.sql
 DATA_built = $(EXT_SCRIPTS)
 
 PG_CPPFLAGS = -I$(srcdir)

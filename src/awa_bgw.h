@@ -21,13 +21,12 @@
 /* The semver this library reports as its binary_version. */
 #define AWA_BGW_BINARY_VERSION	"0.7.0"
 /*
- * The extension versions this library maintains: 0.7 (either authority), 0.8
- * and 0.9 (the data plane of snapshot windows). Any other (0.6):
- * needs_upgrade, to AWA_BGW_SCHEMA_VERSION.
+ * The extension versions this library maintains (src/step.c, extension_state):
+ * 0.7 (either authority), 0.8, 0.9 (the data plane of snapshot windows) and
+ * 0.10 (the windows with the mark of their xid space). Any other (0.6):
+ * needs_upgrade, to AWA_BGW_SCHEMA_VERSION_LATEST.
  */
-#define AWA_BGW_SCHEMA_VERSION	"0.7"
-#define AWA_BGW_SCHEMA_VERSION_NEXT "0.8"
-#define AWA_BGW_SCHEMA_VERSION_WINDOWS "0.9"
+#define AWA_BGW_SCHEMA_VERSION_LATEST "0.10"
 
 /* pg_try_advisory_lock key of the per-database maintenance leader: "AWA_MAIN". */
 #define AWA_BGW_LEADER_KEY		INT64CONST(4708303813012965710)
@@ -56,7 +55,8 @@ typedef enum AwaWorkerState
 	AWA_STATE_FOLLOWER,
 	AWA_STATE_LEADER,
 	AWA_STATE_BAD_ROLE,			/* awa_bgw.role may not maintain: not superuser, NOLOGIN */
-	AWA_STATE_NO_WORKER_SLOT	/* no worker: the launcher found no free bgworker slot */
+	AWA_STATE_NO_WORKER_SLOT,	/* no worker: the launcher found no free bgworker slot */
+	AWA_STATE_RESTORE_PENDING	/* leads, but the rows are not marked as this cluster's */
 } AwaWorkerState;
 
 typedef enum AwaRotateOutcome

@@ -410,6 +410,7 @@ awa_claim_now(PG_FUNCTION_ARGS)
 
 	awa_require_read_committed();
 	check_claim(fcinfo);
+	awa_xid_space_adopt();
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&c, 0, sizeof(c));
 	c.nsp = awa_namespace();

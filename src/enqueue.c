@@ -277,6 +277,7 @@ awa_enqueue_ready(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		elog(ERROR, "awa_bgw: enqueue_ready needs a queue, a priority and jobs");
+	awa_xid_space_adopt();
 	jobs = read_jobs(PG_GETARG_ARRAYTYPE_P(2), &njobs);
 	enqueue_due(awa_namespace(), PG_GETARG_TEXT_PP(0), PG_GETARG_INT16(1), jobs, njobs);
 	PG_RETURN_VOID();
@@ -350,6 +351,7 @@ awa_enqueue_jobs(text *queue, AwaNewJob *jobs, int njobs)
 	int			p;
 	int			i;
 
+	awa_xid_space_adopt();
 	for (i = 0; i < njobs; i++)
 		if (jobs[i].run_at > now)
 			later[nlater++] = jobs[i];

@@ -65,6 +65,7 @@ relcache_changed(Datum arg, Oid relid)
 	CachedOid  *e;
 
 	awa_queue_policy_invalidate(relid);
+	awa_xid_space_invalidate(relid);
 	if (oid_cache == NULL)
 		return;
 	if (!OidIsValid(relid))

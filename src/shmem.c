@@ -173,6 +173,8 @@ awa_state_name(AwaWorkerState state)
 			return "bad_role";
 		case AWA_STATE_NO_WORKER_SLOT:
 			return "no_worker_slot";
+		case AWA_STATE_RESTORE_PENDING:
+			return "restore_pending";
 	}
 	return "unknown";
 }

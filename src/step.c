@@ -44,13 +44,28 @@
 
 static void record_error(const char *label, ErrorData *edata);
 
+/* The extension versions this library maintains, and what each has. */
+typedef struct AwaVersion
+{
+	const char *version;
+	bool		windows;		/* the data plane of snapshot windows */
+	bool		xid_space;		/* the mark of the rows' xid space */
+} AwaVersion;
+
+static const AwaVersion versions[] = {
+	{"0.7", false, false},
+	{"0.8", false, false},
+	{"0.9", true, false},
+	{AWA_BGW_SCHEMA_VERSION_LATEST, true, true},
+};
+
 /*
- * The installed extension version, or AWA_EXT_ABSENT; *windows is set when
- * it is 0.9. Must run inside a transaction. A direct catalog read: cheap
- * enough for every step.
+ * The installed extension version, or AWA_EXT_ABSENT; res->windows and
+ * res->xid_space say what it has. Must run inside a transaction. A direct
+ * catalog read: cheap enough for every step.
  */
 static AwaExtensionState
-extension_state(bool *windows)
+extension_state(AwaStepResult *res)
 {
 	Relation	rel;
 	SysScanDesc scan;
@@ -58,7 +73,8 @@ extension_state(bool *windows)
 	HeapTuple	tup;
 	AwaExtensionState result = AWA_EXT_ABSENT;
 
-	*windows = false;
+	res->windows = false;
+	res->xid_space = false;
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
 				CStringGetDatum("awa_bgw"));
@@ -70,12 +86,16 @@ extension_state(bool *windows)
 		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
 									 RelationGetDescr(rel), &isnull);
 		char	   *version = isnull ? "" : TextDatumGetCString(d);
+		int			i;
 
-		*windows = (strcmp(version, AWA_BGW_SCHEMA_VERSION_WINDOWS) == 0);
-		result = (strcmp(version, AWA_BGW_SCHEMA_VERSION) == 0 ||
-				  strcmp(version, AWA_BGW_SCHEMA_VERSION_NEXT) == 0 ||
-				  strcmp(version, AWA_BGW_SCHEMA_VERSION_WINDOWS) == 0)
-			? AWA_EXT_READY : AWA_EXT_OTHER_VERSION;
+		result = AWA_EXT_OTHER_VERSION;
+		for (i = 0; i < (int) lengthof(versions); i++)
+			if (strcmp(version, versions[i].version) == 0)
+			{
+				result = AWA_EXT_READY;
+				res->windows = versions[i].windows;
+				res->xid_space = versions[i].xid_space;
+			}
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -186,7 +206,7 @@ step_body(const char *sql, const AwaStepParams *params, bool needs_extension,
 {
 	int			rc;
 
-	res->extension = extension_state(&res->windows);
+	res->extension = extension_state(res);
 	if (sql == NULL || (needs_extension && res->extension != AWA_EXT_READY))
 		return;
 

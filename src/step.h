@@ -71,7 +71,8 @@ typedef struct AwaStepValue
 typedef struct AwaStepResult
 {
 	AwaExtensionState extension;
-	bool		windows;		/* installed at 0.9, the data plane of windows */
+	bool		windows;		/* installed at 0.9+, the data plane of windows */
+	bool		xid_space;		/* installed at 0.10+: rows marked with their xid space */
 	bool		has_row;		/* the SQL ran and returned a row */
 	const AwaStepColumn *columns;	/* what values[] hold, by name */
 	AwaStepValue values[AWA_STEP_MAX_COLUMNS];

@@ -617,6 +617,7 @@ awa_window_claimables(PG_FUNCTION_ARGS)
 	int			a_hi = -1;
 	int			i;
 
+	awa_xid_space_require();
 	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < rsinfo->setDesc->natts; i++)
 	{
@@ -661,6 +662,7 @@ awa_window_has_work(PG_FUNCTION_ARGS)
 	Datum		lo;
 	Datum		hi;
 
+	awa_xid_space_require();
 	PG_RETURN_BOOL(lane_takes(PG_GETARG_INT32(0), 1, PG_GETARG_INT32(1), PG_GETARG_INT64(2),
 							  PG_GETARG_INT32(3), PG_GETARG_INT32(4), NULL, &lo, &hi,
 							  NULL) != NIL);
@@ -679,6 +681,7 @@ awa_window_available(PG_FUNCTION_ARGS)
 	Datum		hi;
 	int64		n = 0;
 
+	awa_xid_space_require();
 	(void) lane_takes(PG_GETARG_INT32(0), PG_INT32_MAX, PG_GETARG_INT32(1), PG_GETARG_INT64(2),
 					  PG_GETARG_INT32(3), PG_GETARG_INT32(4), NULL, &lo, &hi, &n);
 	PG_RETURN_INT64(n);
@@ -700,6 +703,7 @@ awa_window_position(PG_FUNCTION_ARGS)
 	Datum		values[5];
 	bool		nulls[5];
 
+	awa_xid_space_require();
 	check_slots(claim_slot, claim_gen, nslots);
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");

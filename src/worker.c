@@ -207,7 +207,9 @@ typedef struct WorkerSchedule
 	bool		is_leader;
 	bool		upgrade_logged;
 	bool		absent_logged;	/* "no extension" said, for this absence */
-	bool		windows;		/* the extension is at 0.9 (at the last check) */
+	bool		windows;		/* the extension is at 0.9+ (at the last check) */
+	bool		xid_space;		/* at 0.10+: its rows carry the mark of their xid space */
+	char		space_waiting[16];	/* the xid space state waited in, as logged; "" */
 	char		instance_id[40];
 } WorkerSchedule;
 
@@ -368,6 +370,7 @@ extension_ready(void)
 	if (!awa_run_step("extension check", NULL, NULL, NULL, &res))
 		return false;
 	sched.windows = res.windows;
+	sched.xid_space = res.xid_space;
 	if (res.extension == AWA_EXT_READY)
 	{
 		if (sched.absent_logged)
@@ -401,10 +404,52 @@ extension_ready(void)
 							"this library does not maintain; waiting",
 							awa_status_dbname()),
 					 errhint("Run ALTER EXTENSION awa_bgw UPDATE TO '%s' in that database.",
-							 AWA_BGW_SCHEMA_VERSION)));
+							 AWA_BGW_SCHEMA_VERSION_LATEST)));
 		sched.upgrade_logged = true;
 		awa_status_set_state(AWA_STATE_NEEDS_UPGRADE);
 	}
+	return false;
+}
+
+/*
+ * Whether the rows of the database are this cluster's (docs/storage.md
+ * §A.17), rebasing them when they came from another; the worker maintains
+ * only then. Fresh or unmarked, a restore may be under way: the worker
+ * touches nothing, and says once what it waits for.
+ */
+static bool
+xid_space_own(void)
+{
+	static const AwaStepColumn columns[] = {{"state", AWA_COL_TEXT}, {NULL}};
+	AwaStepResult res;
+	const char *state;
+
+	if (!sched.xid_space)
+		return true;
+	if (!awa_run_step("xid space check", "SELECT " AWA_FN("xid_space_settle") "() AS state",
+					  NULL, columns, &res) || !res.has_row)
+		return false;
+	state = awa_step_text(&res, "state");
+	if (strcmp(state, "own") == 0)
+	{
+		sched.space_waiting[0] = '\0';
+		return true;
+	}
+	if (strcmp(sched.space_waiting, state) != 0)
+		ereport(LOG,
+				(errmsg("awa_bgw: the jobs of database \"%s\" are %s; not maintaining it yet",
+						awa_status_dbname(),
+						strcmp(state, "fresh") == 0
+						? "not marked with this cluster's xid space (no job yet)"
+						: strcmp(state, "restoring") == 0
+						? "marked with another cluster's xid space, and a sequence is not "
+						"restored yet"
+						: "not marked with their cluster's xid space"),
+				 errdetail("A restore's CREATE EXTENSION leaves the mark to its data; the "
+						   "worker waits for it, so as not to act on a restore half done."),
+				 errhint("Once the restore has finished, the first enqueue or claim marks "
+						 "or rebases them, or run SELECT awa.adopt_xid_space().")));
+	strlcpy(sched.space_waiting, state, sizeof(sched.space_waiting));
 	return false;
 }
 
@@ -704,6 +749,11 @@ worker_tick(void)
 	{
 		awa_status_set_state(AWA_STATE_FOLLOWER);
 		return Min(next, sched.next_leader_try);
+	}
+	if (!xid_space_own())
+	{
+		awa_status_set_state(AWA_STATE_RESTORE_PENDING);
+		return next;
 	}
 	awa_status_set_state(AWA_STATE_LEADER);
 	next = maintain(now, next);

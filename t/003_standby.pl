@@ -1,7 +1,8 @@
 # A hot standby: its worker runs, reports in_recovery in
 # awa.maintenance_status (shared memory, readable on the standby), takes no
 # leader lock and runs no maintenance; its rings change only by replay. After
-# promotion the same worker becomes leader and rotates and prunes. Ring
+# promotion the same worker becomes leader and rotates and prunes, its mark of the
+# xid space its own (nothing is rebased). Ring
 # traffic is made through the job API (enqueue, claim, complete).
 
 use strict;
@@ -205,6 +206,13 @@ ok($standby->worker_status(q{(prunes->'claim'->>'pruned')::bigint}) >= 1,
 is($standby->safe_psql('postgres', $counts_query),
 	'0|0|0|3|0', 'promoted: the third job is counted with the replayed two');
 is($standby->worker_status('errors'), '0', 'no error on the promoted worker');
+# a physical replica is the same cluster: its rows keep their transaction ids, and the
+# mark recorded on the primary is its own (docs/storage.md A.17); nothing is rebased
+is( $standby->safe_psql('postgres',
+		q{SELECT awa.xid_space_state() || ' ' || bool_and(system_identifier = awa.cluster_system_identifier())
+		    FROM awa.xid_space}),
+	'own true', 'promoted: the mark of the xid space is this cluster\'s');
+is($standby->count_in_log(qr/rebased the jobs of database/), 0, 'promoted: nothing was rebased');
 $standby->wait_for(
 	'promoted worker heartbeats',
 	"SELECT count(*) FROM awa.runtime_instances

@@ -5,7 +5,8 @@
 #    -> 0.8 a fresh 0.8's (pg_dump --schema-only --binary-upgrade, which dumps every
 #    member object, with OIDs and dropped-column placeholders filtered out), after
 #    0.8 -> 0.9 and after 0.6 -> 0.7 -> flip -> 0.8 -> 0.9 a fresh 0.9's; a 0.6
-#    catalog differs (the comparison can fail);
+#    catalog differs (the comparison can fail); after 0.9 -> 0.10 a fresh 0.10's, both
+#    with this cluster's mark of the xid space;
 # 2. the 0.7 library idles in needs_upgrade on a 0.6 schema and starts by itself after
 #    ALTER EXTENSION ... UPDATE; in columns authority it rotates by the compat path;
 #    awa_bgw.auto_flip = off keeps the authority; a fresh pre-flip runtime holds the
@@ -67,7 +68,7 @@ sub config_tables
 		   WHERE e.extname = 'awa_bgw'});
 }
 
-for my $db (qw(fresh07 up07 old06 fresh08 up08 fresh09 up09 up0609))
+for my $db (qw(fresh07 up07 old06 fresh08 up08 fresh09 up09 up0609 fresh010 up010))
 {
 	sql('postgres', "CREATE DATABASE $db");
 }
@@ -89,6 +90,10 @@ sql('up0609',  "SELECT awa.enqueue('q', 'k') FROM generate_series(1, 3)");
 sql('up0609',  "ALTER EXTENSION awa_bgw UPDATE TO '0.7'");
 sql('up0609',  "SELECT awa.flip_ring_authority('awa')");
 sql('up0609',  "ALTER EXTENSION awa_bgw UPDATE TO '0.9'");
+sql('fresh010', "CREATE EXTENSION awa_bgw VERSION '0.10'");
+sql('up010',   "CREATE EXTENSION awa_bgw VERSION '0.9'");
+sql('up010',   "SELECT awa.enqueue('q', 'k') FROM generate_series(1, 3)");
+sql('up010',   "ALTER EXTENSION awa_bgw UPDATE TO '0.10'");
 
 my $fresh07 = schema_dump('fresh07');
 ok(length($fresh07) > 100000 && $fresh07 =~ /CREATE FUNCTION awa\.flip_ring_authority/,
@@ -110,6 +115,15 @@ is(schema_dump('up09'), $fresh09, '0.8 -> 0.9 with queued jobs: the catalog equa
 is(config_tables('up09'), config_tables('fresh09'), '... and so do the tables pg_dump keeps');
 is(schema_dump('up0609'), $fresh09,
 	'0.6 -> 0.7 -> flip -> 0.8 -> 0.9 (one UPDATE from 0.7): the catalog equals a fresh 0.9');
+my $fresh010 = schema_dump('fresh010');
+isnt($fresh010, $fresh09, 'a fresh 0.10 catalog differs from 0.9 (control)');
+is(schema_dump('up010'), $fresh010, '0.9 -> 0.10 with queued jobs: the catalog equals a fresh 0.10');
+is(config_tables('up010'), config_tables('fresh010'), '... and so do the tables pg_dump keeps');
+my $mark_q = q{SELECT awa.xid_space_state() || ' ' || count(*)
+                 || ' ' || bool_and(system_identifier = awa.cluster_system_identifier())
+                 FROM awa.xid_space};
+is(sql('fresh010', $mark_q), 'own 1 true', '... a fresh 0.10 records this cluster\'s mark');
+is(sql('up010', $mark_q), 'own 1 true', '... and so does the upgrade to 0.10');
 is(sql('up0609', "SELECT count(*) FROM awa.claim('q', 10)"), '3',
 	'... and the jobs queued under 0.6 are claimed under 0.9');
 

@@ -373,6 +373,23 @@ BEGIN
 END
 $$;
 
+-- Whether a pg_dump (or pg_dumpall's, or a parallel pg_dump's worker: they all name
+-- themselves so) other than the caller is connected to this database, read afresh
+-- (the activity snapshot a transaction keeps is dropped first).
+CREATE OR REPLACE FUNCTION awa.dump_connected() RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM pg_stat_clear_snapshot();
+    RETURN EXISTS (SELECT 1 FROM pg_stat_get_activity(NULL) a
+                    WHERE a.datid = (SELECT d.oid FROM pg_database d
+                                      WHERE d.datname = current_database())
+                      AND a.application_name = 'pg_dump'
+                      AND a.pid <> pg_backend_pid());
+END
+$$;
+
 -- The part of prune that runs under the slot's exclusive locks: the locks, every gate
 -- again, carry-forward, the rollup deltas, the TRUNCATE of the children that have any
 -- storage (an empty one keeps its relfilenode). Returns {outcome, reason}.
@@ -413,6 +430,14 @@ BEGIN
         RETURN ARRAY['blocked', v_reason];
     END IF;
     PERFORM awa.ring_slot_record_terminal_counts(p_ring, p_slot);
+    -- TRUNCATE is not MVCC-safe: a pg_dump whose snapshot predates this commit would
+    -- read the child empty and miss the rows carried forward or folded (docs/storage.md
+    -- A.17). It locks every table, which holds prune off, but only after taking its
+    -- snapshot; so no slot is truncated while one is connected to the database. Asked
+    -- as late as possible, under the locks: everything above is rolled back with it.
+    IF awa.dump_connected() THEN
+        RAISE EXCEPTION 'a pg_dump is connected' USING ERRCODE = 'object_in_use';
+    END IF;
     -- only the children that have storage: TRUNCATE of a child with no block gives it
     -- a new relfilenode (new pg_class rows, dead ones under a pinned horizon) and
     -- empties nothing. Under the ACCESS EXCLUSIVE locks no one else can extend a child
@@ -509,10 +534,14 @@ BEGIN
         v_res := awa.prune_locked(p_ring, slot, v_keep, v_receipts);
         outcome := v_res[1];
         reason := v_res[2];
-    EXCEPTION WHEN lock_not_available THEN
+    EXCEPTION
         -- everything this block wrote or locked is rolled back with it
-        outcome := 'blocked';
-        reason := 'lock_timeout';
+        WHEN lock_not_available THEN
+            outcome := 'blocked';
+            reason := 'lock_timeout';
+        WHEN object_in_use THEN
+            outcome := 'blocked';
+            reason := 'pg_dump';
     END;
     PERFORM set_config('lock_timeout', v_saved, true);
 END
