@@ -105,6 +105,8 @@ extern Oid	awa_namespace(void);
 extern void awa_xid_space_adopt(void);
 extern void awa_xid_space_require(void);
 extern void awa_xid_space_invalidate(Oid relid);
+extern Datum awa_table_changed_trigger(FunctionCallInfo fcinfo, const char *fn,
+									   const char *tables);
 extern Oid	awa_relid(Oid nsp, const char *name);
 extern bool ring_cursor_read(Oid nsp, const char *ring, int32 *slot, int64 *generation);
 extern List *window_take(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen,

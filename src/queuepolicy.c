@@ -34,7 +34,6 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
-#include "commands/trigger.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -347,14 +346,6 @@ awa_require_queue_privilege(PG_FUNCTION_ARGS)
 Datum
 awa_queue_policy_changed(PG_FUNCTION_ARGS)
 {
-	TriggerData *td = (TriggerData *) fcinfo->context;
-
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("awa.queue_policy_changed() must be called as a trigger"),
-				 errhint("It is the statement trigger of awa.queue_privileges and "
-						 "awa.queue_pauses.")));
-	CacheInvalidateRelcacheByRelid(RelationGetRelid(td->tg_relation));
-	return PointerGetDatum(NULL);
+	return awa_table_changed_trigger(fcinfo, "awa.queue_policy_changed()",
+									 "awa.queue_privileges and awa.queue_pauses");
 }

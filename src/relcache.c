@@ -12,7 +12,9 @@
  * invalidation of every relation) or by any change to pg_namespace. Only
  * relations that exist are cached; a name that is missing is looked up again
  * each time. The same callback tells src/queuepolicy.c of changes to the
- * per-queue policy tables. A stale OID could only come from an invalidation not yet read,
+ * per-queue policy tables, and src/xidspace.c of changes to the mark of the
+ * xid space: their statement triggers (awa_table_changed_trigger) send the
+ * relcache invalidation of their table at commit. A stale OID could only come from an invalidation not yet read,
  * and table_open reads them when it takes its lock, as it does for an OID
  * found through the syscache.
  *
@@ -27,6 +29,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
+#include "commands/trigger.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -240,4 +243,24 @@ open_position_index(Relation claims)
 	static const char *const cols[] = {"lane_id", "claim_seq"};
 
 	return find_index(claims, 2, cols, true);
+}
+
+/*
+ * The body of a statement trigger that makes every backend read a table
+ * again: a relcache invalidation of the table, sent when the transaction
+ * commits (and seen at once by this backend's next command, undone at
+ * abort). fn names the SQL function, tables the tables it is the trigger of.
+ */
+Datum
+awa_table_changed_trigger(FunctionCallInfo fcinfo, const char *fn, const char *tables)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s must be called as a trigger", fn),
+				 errhint("It is the statement trigger of %s.", tables)));
+	CacheInvalidateRelcacheByRelid(RelationGetRelid(td->tg_relation));
+	return PointerGetDatum(NULL);
 }

@@ -442,8 +442,8 @@ xid_space_own(void)
 						strcmp(state, "fresh") == 0
 						? "not marked with this cluster's xid space (no job yet)"
 						: strcmp(state, "restoring") == 0
-						? "marked with another cluster's xid space, and a sequence is not "
-						"restored yet"
+						? "marked with another cluster's xid space, and their restore is "
+						"not finished (a pg_restore is connected, or a sequence is not set)"
 						: "not marked with their cluster's xid space"),
 				 errdetail("A restore's CREATE EXTENSION leaves the mark to its data; the "
 						   "worker waits for it, so as not to act on a restore half done."),

@@ -30,7 +30,6 @@
 
 #include "access/xlog.h"
 #include "commands/dbcommands.h"
-#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -185,15 +184,7 @@ awa_cluster_system_identifier(PG_FUNCTION_ARGS)
 Datum
 awa_xid_space_changed(PG_FUNCTION_ARGS)
 {
-	TriggerData *td = (TriggerData *) fcinfo->context;
-
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("awa.xid_space_changed() must be called as a trigger"),
-				 errhint("It is the statement trigger of awa.xid_space.")));
-	CacheInvalidateRelcacheByRelid(RelationGetRelid(td->tg_relation));
-	return PointerGetDatum(NULL);
+	return awa_table_changed_trigger(fcinfo, "awa.xid_space_changed()", "awa.xid_space");
 }
 
 /*

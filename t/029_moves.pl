@@ -6,16 +6,20 @@
 # the claim windows of every lane carry xids of that space. Its database holds jobs
 # available (enqueued from one session per shard, so that every lane holds work), claimed
 # by many sessions (so that most lanes have a position), completed, running with a
-# passed deadline, failed, deferred, and one with a unique key. It is dumped, and
-# restored while the worker of the new cluster already runs:
-#  - behind: a new cluster in epoch 0, restored with pg_dump -Fc / pg_restore;
-#  - ahead: a new cluster in epoch 6, restored from a plain dump through psql.
+# passed deadline, failed, deferred, one with a unique key, and a schedule. While a
+# pg_dump is connected no slot is pruned; it is dumped twice (pg_dump, pg_dumpall), live (the worker turning
+# the rings at 200 ms), and restored while the worker of the new cluster already runs:
+#  - behind: a new cluster in epoch 0, restored with pg_dump -Fc / pg_restore -j 2;
+#  - ahead: a new cluster in epoch 6, restored from pg_dumpall through psql.
 # On each: the worker waits while the restore is half done (restore_pending), rebases
 # once the source's mark is in and leads; the counts are those of the dump; a unique
-# key still stands in the way of its duplicate; then jobs are enqueued from one session
-# per shard, and a drain claims every waiting job, every new one and every job that was
-# running at the dump (rescued, attempt 2) exactly once, and no job completed before
-# the dump; the failed job stays failed, the deferred one deferred; the rings turn.
+# key still stands in the way of its duplicate; the schedule fires; then jobs are
+# enqueued from one session per shard, and a drain claims every waiting job, every new
+# one and every job that was running at the dump (rescued, attempt 2) exactly once, and
+# no job completed before the dump; the failed job stays failed, the deferred one
+# deferred; the rings turn. Then pg_upgrade of the first new cluster: the xid counter
+# goes on, the system identifier is new, the worker rebases once, and every waiting and
+# running job is claimed once.
 
 use strict;
 use warnings;
@@ -78,6 +82,7 @@ my $unique_id = $old->run_sql(
 	q{SELECT awa.enqueue('moved', 'unique', unique_key => 'only-one', unique_for => '1 day')});
 $old->run_sql(q{SELECT awa.enqueue('moved', 'later', run_at => now() + interval '1 hour')});
 $old->run_sql(q{SELECT awa.enqueue('fragile', 'fails', max_attempts => 1)});
+$old->run_sql(q{SELECT awa.schedule('yearly', '0 0 1 1 *', 'sched', 'yearly')});
 $old->run_sql(q{SELECT awa.fail(job_id, run_lease, 'boom') FROM awa.claim('fragile', 1)});
 
 # 16 sessions each claim 2 and complete them: positions in most lanes
@@ -122,16 +127,14 @@ is($old->worker_status("prunes->'claim'->>'pruned'"), $pruned, '... and no claim
 $dumper->quit;
 
 my $dump_c = $old->basedir . '/moved.dump';
-my $dump_p = $old->basedir . '/moved.sql';
-{
-	# as a DBA runs it: pg_dump names its sessions (the harness's PGAPPNAME would hide it)
-	local $ENV{PGAPPNAME};
-	delete $ENV{PGAPPNAME};
-	$old->command_ok([ 'pg_dump', '-Fc', '-f', $dump_c, '-d', $old->connstr('postgres') ],
-		'pg_dump -Fc of the live database');
-	$old->command_ok([ 'pg_dump', '-Fp', '-f', $dump_p, '-d', $old->connstr('postgres') ],
-		'pg_dump -Fp of the live database');
-}
+my $dump_all = $old->basedir . '/all.sql';
+# as a DBA runs them: pg_dump and pg_restore name their sessions, which the harness's
+# PGAPPNAME would hide (the worker knows them by it)
+delete $ENV{PGAPPNAME};
+$old->command_ok([ 'pg_dump', '-Fc', '-f', $dump_c, '-d', $old->connstr('postgres') ],
+	'pg_dump -Fc of the live database');
+$old->command_ok([ 'pg_dumpall', '-f', $dump_all, '-d', $old->connstr('postgres') ],
+	'pg_dumpall of the live cluster');
 my %all_before = map { $_ => 1 } split / /, $old->run_sql(
 	q{SELECT string_agg(DISTINCT job_id::text, ' ') FROM awa.ready_entries WHERE queue = 'moved'});
 $old->stop;
@@ -191,6 +194,14 @@ sub move_to
 			q{SELECT awa.enqueue('moved', 'unique', unique_key => 'only-one', unique_for => '1 day')}),
 		$unique_id, "$name: the unique key still stands in the way of its duplicate");
 
+	$node->run_sql(q{UPDATE awa.job_schedules SET next_run_at = now() - interval '1 minute'
+	                  WHERE name = 'yearly'});
+	ok($node->poll_query_until('postgres',
+			q{SELECT last_job_id IS NOT NULL FROM awa.job_schedules WHERE name = 'yearly'}),
+		"$name: the schedule fires on the new cluster");
+	is($node->run_sql(q{SELECT string_agg(kind, ',') FROM awa.claim('sched', 10)}), 'yearly',
+		"$name: ... and its job is claimed");
+
 	enqueue_per_session($node, 96, 'after');
 	my $after = $node->run_sql(
 		q{SELECT string_agg(job_id::text, ' ') FROM awa.ready_entries WHERE kind = 'after'});
@@ -217,12 +228,12 @@ sub move_to
 
 my $behind = move_to('behind', 0, sub {
 	my ($node) = @_;
-	return [ 'pg_restore', '-d', $node->connstr('postgres'), $dump_c ];
+	return [ 'pg_restore', '-j', '2', '-d', $node->connstr('postgres'), $dump_c ];
 });
 move_to('ahead', 6, sub {
 	my ($node) = @_;
-	return [ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres'),
-		'-f', $dump_p ];
+	# (the only error is the role that runs it, which exists already)
+	return [ 'psql', '-X', '-q', '-d', $node->connstr('postgres'), '-f', $dump_all ];
 })->stop;
 
 # ---- pg_upgrade keeps the xid counter (and gives the cluster a new system identifier:

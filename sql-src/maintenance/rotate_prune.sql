@@ -373,10 +373,11 @@ BEGIN
 END
 $$;
 
--- Whether a pg_dump (or pg_dumpall's, or a parallel pg_dump's worker: they all name
--- themselves so) other than the caller is connected to this database, read afresh
--- (the activity snapshot a transaction keeps is dropped first).
-CREATE OR REPLACE FUNCTION awa.dump_connected() RETURNS boolean
+-- Whether a session of the given client (pg_dump, pg_restore: they, pg_dumpall's
+-- pg_dump and every worker of a parallel dump or restore name their sessions so) other
+-- than the caller is connected to this database, read afresh (the activity snapshot a
+-- transaction keeps is dropped first).
+CREATE OR REPLACE FUNCTION awa.client_connected(p_application text) RETURNS boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -385,7 +386,7 @@ BEGIN
     RETURN EXISTS (SELECT 1 FROM pg_stat_get_activity(NULL) a
                     WHERE a.datid = (SELECT d.oid FROM pg_database d
                                       WHERE d.datname = current_database())
-                      AND a.application_name = 'pg_dump'
+                      AND a.application_name = p_application
                       AND a.pid <> pg_backend_pid());
 END
 $$;
@@ -435,7 +436,7 @@ BEGIN
     -- A.17). It locks every table, which holds prune off, but only after taking its
     -- snapshot; so no slot is truncated while one is connected to the database. Asked
     -- as late as possible, under the locks: everything above is rolled back with it.
-    IF awa.dump_connected() THEN
+    IF awa.client_connected('pg_dump') THEN
         RAISE EXCEPTION 'a pg_dump is connected' USING ERRCODE = 'object_in_use';
     END IF;
     -- only the children that have storage: TRUNCATE of a child with no block gives it

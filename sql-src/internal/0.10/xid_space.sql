@@ -171,8 +171,10 @@ $$;
 
 -- Makes the xid space own: fresh, by recording this cluster's mark; moved or unmarked,
 -- by the rebase. Returns own (nothing to do), adopted or rebased; with p_restore_done
--- false (the worker), restoring instead while the mark is in but a sequence still stands
--- behind its rows (the restore has not set them yet). One at a time (the mark's lock); a
+-- false (the worker), restoring instead while the mark is in but a pg_restore is still
+-- connected (a parallel restore loads tables in no fixed order: the mark may come before
+-- a ring child) or a sequence still stands behind its rows (the restore sets them after
+-- the tables). One at a time (the mark's lock); a
 -- caller that waited reads the state again and finds own.
 CREATE OR REPLACE FUNCTION awa.adopt_xid_space(p_restore_done boolean DEFAULT true)
 RETURNS text
@@ -190,7 +192,8 @@ BEGIN
     v_state := awa.xid_space_state();
     IF v_state = 'own' THEN
         RETURN 'own';
-    ELSIF v_state = 'moved' AND NOT p_restore_done AND awa.sequences_behind() THEN
+    ELSIF v_state = 'moved' AND NOT p_restore_done
+          AND (awa.client_connected('pg_restore') OR awa.sequences_behind()) THEN
         RETURN 'restoring';
     ELSIF v_state = 'fresh' THEN
         INSERT INTO awa.xid_space (system_identifier) VALUES (awa.cluster_system_identifier());
