@@ -39,17 +39,26 @@ sub traffic
 	sql("SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('m', 20)");
 }
 
-# bytes used in the worker's TopMemoryContext, from the log line the server writes
+# bytes used in the worker's TopMemoryContext, from the log lines the server writes,
+# sampled between two transactions of the worker: a dump taken inside one (a step's
+# TopTransactionContext is among the contexts) also counts what the transaction holds
+# in TopMemoryContext for its time (its resource owners), and is taken again
 sub top_used
 {
 	my $pid = sql("SELECT pid FROM awa.maintenance_status WHERE database = 'postgres'");
-	my $offset = -s $node->logfile;
-	sql("SELECT pg_log_backend_memory_contexts($pid)");
-	$node->wait_for_log(qr/level: 0; TopMemoryContext: .* (\d+) used/, $offset);
-	my $log = slurp_file($node->logfile, $offset);
-	$log =~ /level: 0; TopMemoryContext: [^\n]* (\d+) used/
-	  or die 'no TopMemoryContext line';
-	return $1;
+	for my $try (1 .. 50)
+	{
+		my $offset = -s $node->logfile;
+		sql("SELECT pg_log_backend_memory_contexts($pid)");
+		$node->wait_for_log(qr/Grand total: /, $offset);
+		my $log = slurp_file($node->logfile, $offset);
+		$log =~ /level: 0; TopMemoryContext: [^\n]* (\d+) used/
+		  or die 'no TopMemoryContext line';
+		my $used = $1;
+		return $used unless $log =~ /level: 1; TopTransactionContext:/;
+		note("sample $try was taken inside a transaction of the worker; again");
+	}
+	die 'no sample of the worker between two transactions';
 }
 
 # wait until the worker has made $n more passes of its loop, with some traffic
