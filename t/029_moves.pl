@@ -50,22 +50,6 @@ sub node_in_epoch
 	return $node;
 }
 
-# $n enqueues into queue 'moved', each from a connection of its own (consecutive
-# backends fall on consecutive lane shards)
-sub enqueue_per_session
-{
-	my ($node, $n, $kind) = @_;
-	my $script = $node->basedir . "/enqueue_$kind.sql";
-	open my $fh, '>', $script or die $!;
-	print $fh "SELECT awa.enqueue('moved', '$kind', jsonb_build_object('c', :client_id));\n";
-	close $fh;
-	$node->command_ok(
-		[ 'pgbench', '-n', '-C', '-c', '1', '-t', $n, '-f', $script, '-h', $node->host,
-		  '-p', $node->port, 'postgres' ],
-		"$n enqueues of kind $kind, one session each");
-	return;
-}
-
 # the counts of a queue: available/scheduled/running/completed/failed
 sub counts
 {
@@ -77,7 +61,7 @@ sub counts
 # ---- the old cluster, in epoch 3 ------------------------------------------------------
 my $old = node_in_epoch('old', 3);
 $old->create_extension_and_lead;
-enqueue_per_session($old, 96, 'before');
+$old->enqueue_sessions(96, 'moved', 'before');
 my $unique_id = $old->run_sql(
 	q{SELECT awa.enqueue('moved', 'unique', unique_key => 'only-one', unique_for => '1 day')});
 $old->run_sql(q{SELECT awa.enqueue('moved', 'later', run_at => now() + interval '1 hour')});
@@ -140,28 +124,14 @@ my %all_before = map { $_ => 1 } split / /, $old->run_sql(
 $old->stop;
 
 # Claim and complete queue 'moved' until nothing is available or running and only the
-# deferred job is left (rescued attempts come back after their retry's backoff): one
-# test; returns { job_id => [ "attempt" . completed, ... ] }.
+# deferred job is left: one test; returns { job_id => [ attempt . completed, ... ] }.
 sub drain
 {
 	my ($node, $name) = @_;
-	my %claimed;
-	my $deadline = time() + 120;
-	my $done = 0;
-	while (!$done && time() < $deadline)
-	{
-		for my $row (split /\n/, $node->run_sql(
-				q{SELECT job_id || ' ' || attempt || ' ' || awa.complete(job_id, run_lease)
-				    FROM awa.claim('moved', 20)}))
-		{
-			my ($id, $attempt, $ok) = split / /, $row;
-			push @{ $claimed{$id} }, "$attempt$ok";
-		}
-		$done = $node->run_sql(q{SELECT available = 0 AND running = 0 AND scheduled = 1
-		                           FROM awa.queue_counts('moved')}) eq 't';
-	}
+	my ($done, $claimed) = $node->claim_until('moved',
+		q{SELECT available = 0 AND running = 0 AND scheduled = 1 FROM awa.queue_counts('moved')});
 	ok($done, "$name: the queue drained (but for the deferred job)");
-	return %claimed;
+	return %$claimed;
 }
 
 # ---- each new cluster --------------------------------------------------------------
@@ -202,7 +172,7 @@ sub move_to
 	is($node->run_sql(q{SELECT string_agg(kind, ',') FROM awa.claim('sched', 10)}), 'yearly',
 		"$name: ... and its job is claimed");
 
-	enqueue_per_session($node, 96, 'after');
+	$node->enqueue_sessions(96, 'moved', 'after');
 	my $after = $node->run_sql(
 		q{SELECT string_agg(job_id::text, ' ') FROM awa.ready_entries WHERE kind = 'after'});
 	my %claimed = drain($node, $name);
@@ -238,7 +208,7 @@ move_to('ahead', 6, sub {
 
 # ---- pg_upgrade keeps the xid counter (and gives the cluster a new system identifier:
 # the worker rebases once, which keeps every job) ----------------------------------
-enqueue_per_session($behind, 16, 'upgrade');
+$behind->enqueue_sessions(16, 'moved', 'upgrade');
 my $up_running = $behind->run_sql(
 	q{SELECT string_agg(job_id::text, ' ' ORDER BY job_id) FROM awa.claim('moved', 2, '1 s')});
 my $xid_before = $behind->run_sql('SELECT pg_current_xact_id()');

@@ -24,7 +24,8 @@ use Test::More;
 use Time::HiRes qw(time);
 
 our @EXPORT =
-  qw(sql status wait_until wait_leader count_in_log load_bench drain_bench start_load finish_load);
+  qw(sql status wait_until wait_leader count_in_log load_bench drain_bench start_load finish_load
+  enqueue_sessions claim_until);
 
 # the node the plain helpers act on
 my $current;
@@ -188,6 +189,49 @@ sub finish_load
 		is($run->{h}->result(0), 0, "pgbench $name ran to the end") or diag($run->{err});
 	}
 	return;
+}
+
+# [$node->]enqueue_sessions($n, $queue, $kind): $n enqueues of $kind into $queue, each
+# from a connection of its own (consecutive backends fall on consecutive lane shards,
+# so that every lane holds work); one test
+sub enqueue_sessions
+{
+	my $self = _self(\@_);
+	my ($n, $queue, $kind) = @_;
+	my $script = $self->basedir . "/enqueue_${queue}_$kind.sql";
+	open my $fh, '>', $script or die $!;
+	print $fh "SELECT awa.enqueue('$queue', '$kind', jsonb_build_object('c', :client_id));\n";
+	close $fh;
+	$self->command_ok(
+		[ 'pgbench', '-n', '-C', '-c', '1', '-t', $n, '-f', $script, '-h', $self->host,
+		  '-p', $self->port, 'postgres' ],
+		$self->name . ": $n enqueues of kind $kind, one session each");
+	return;
+}
+
+# [$node->]claim_until($queue, $done, $secs): claim jobs of $queue (20 at a time) and
+# complete each, until the query $done returns true, for at most $secs (120) seconds
+# (rescued attempts come back after their retry's backoff). Returns (whether $done
+# came true, { job_id => [ attempt . completed, ... ] }); the caller asserts both.
+sub claim_until
+{
+	my $self = _self(\@_);
+	my ($queue, $done, $secs) = @_;
+	my %claimed;
+	my $deadline = time() + ($secs // 120);
+	my $finished = 0;
+	while (!$finished && time() < $deadline)
+	{
+		for my $row (split /\n/, $self->run_sql(
+				"SELECT job_id || ' ' || attempt || ' ' || awa.complete(job_id, run_lease)
+				   FROM awa.claim('$queue', 20)"))
+		{
+			my ($id, $attempt, $ok) = split / /, $row;
+			push @{ $claimed{$id} }, "$attempt$ok";
+		}
+		$finished = $self->run_sql($done) eq 't';
+	}
+	return ($finished, \%claimed);
 }
 
 sub sql        { return $current->run_sql(@_); }
