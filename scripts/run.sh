@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make run`: build and install awa_bgw, then initdb and start a PostgreSQL 15 with
+# `make run`: build and install awa_bgw, then initdb and start a PostgreSQL (the major
+# this machine's Debian ships: 15 on Debian 12, 17 on 13; scripts/pg_major.sh) with
 # awa_bgw preloaded on 127.0.0.1:${AWA_BGW_PORT:-5499}, create the extension, run a few
 # jobs through the queue and show the worker turning and reclaiming the rings. Works as root (the
 # server runs as the unprivileged user postgres) or as a user who can `make install`.
@@ -8,23 +9,25 @@ set -euo pipefail
 
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 port=${AWA_BGW_PORT:-5499}
-export PATH=/usr/lib/postgresql/15/bin:$PATH
+major=$(bash "$src/scripts/pg_major.sh")
+bindir=/usr/lib/postgresql/$major/bin
+export PATH=$bindir:$PATH
 
 if [ "$(id -u)" -eq 0 ]; then
-    if ! command -v pg_config >/dev/null || ! [ -x /usr/lib/postgresql/15/bin/initdb ] \
-       || ! [ -d /usr/include/postgresql/15/server ]; then
+    if ! [ -x "$bindir/initdb" ] || ! [ -x "$bindir/pg_config" ] \
+       || ! [ -d "/usr/include/postgresql/$major/server" ]; then
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -qq
-        apt-get install -y -qq --no-install-recommends postgresql-15 \
-            postgresql-server-dev-15 make gcc libc6-dev >/dev/null
+        apt-get install -y -qq --no-install-recommends "postgresql-$major" \
+            "postgresql-server-dev-$major" make gcc libc6-dev >/dev/null
     fi
     run_as=(runuser -u postgres --)
 else
     run_as=()
 fi
 
-make -C "$src" -s
-make -C "$src" -s install
+make -C "$src" -s PG_CONFIG="$bindir/pg_config"
+make -C "$src" -s install PG_CONFIG="$bindir/pg_config"
 
 # the cluster lives under the repository when the server's user can reach it
 base="$src/tmp_run"

@@ -146,10 +146,10 @@ SELECT sqlstate_of($$SELECT awa.purge_failed('')$$);
 SELECT sqlstate_of($$SELECT awa.purge_failed(before => NULL)$$);
 SELECT sqlstate_of($$SELECT awa.cancel_queue(NULL)$$);
 SELECT sqlstate_of($$SELECT awa.cancel_queue('bulk', '')$$);
-\set VERBOSITY verbose
 SELECT * FROM awa.jobs(state => 'done');
+\echo :LAST_ERROR_SQLSTATE
 SELECT * FROM awa.jobs(lim => 5000);
-\set VERBOSITY default
+\echo :LAST_ERROR_SQLSTATE
 -- a driver's untyped parameter still names a job: awa.cancel($1) is awa.cancel(bigint)
 PREPARE one_cancel AS SELECT awa.cancel($1);
 PREPARE one_retry AS SELECT awa.retry_failed($1);

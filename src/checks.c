@@ -23,6 +23,7 @@
 #include "utils/fmgrprotos.h"
 #include "utils/timestamp.h"
 
+#include "src/compat.h"
 #include "src/awa_bgw.h"
 
 PG_FUNCTION_INFO_V1(awa_check_job);

@@ -64,6 +64,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "src/compat.h"
 #include "src/dataplane.h"
 
 PG_FUNCTION_INFO_V1(awa_ring_cursor);
@@ -139,7 +140,7 @@ child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys)
 {
 	cs->heap = heap;
 	cs->index = index;
-	cs->scan = index_beginscan(heap, index, GetActiveSnapshot(), nkeys, 0);
+	cs->scan = awa_index_beginscan(heap, index, GetActiveSnapshot(), nkeys);
 	cs->slot = table_slot_create(heap, NULL);
 }
 
@@ -283,7 +284,7 @@ row_inserter_flush(RowInserter *ri)
 		table_multi_insert(ri->rel, ri->slots, ri->held, GetCurrentCommandId(true), 0, NULL);
 	for (i = 0; i < ri->held; i++)
 	{
-		ExecInsertIndexTuples(ri->rri, ri->slots[i], ri->estate, false, false, NULL, NIL);
+		awa_insert_index_tuples(ri->rri, ri->slots[i], ri->estate);
 		ExecClearTuple(ri->slots[i]);
 	}
 	ri->held = 0;
@@ -628,7 +629,7 @@ awa_lane_claimables(PG_FUNCTION_ARGS)
 		Relation	done = open_table(nsp, "done_entries", (int) (g % queue_slots));
 		AttrNumber	a_seq = column_number(ready, "lane_seq");
 		AttrNumber	a_lease = column_number(done, "run_lease");
-		AttrMap    *map = build_attrmap_by_name(RelationGetDescr(ready), rsinfo->setDesc);
+		AttrMap    *map = awa_build_attrmap_by_name(RelationGetDescr(ready), rsinfo->setDesc);
 		ChildScan	rs,
 					ds;
 		ScanKeyData keys[3];
@@ -748,7 +749,7 @@ probe_claim_slot(Oid nsp, int s, Attempt *att, int n, ReturnSetInfo *rsinfo)
 {
 	static const char *const cols[] = {"job_id", "run_lease"};
 	Relation	heap = open_table(nsp, "lease_claims", s);
-	AttrMap    *map = build_attrmap_by_name(RelationGetDescr(heap), rsinfo->setDesc);
+	AttrMap    *map = awa_build_attrmap_by_name(RelationGetDescr(heap), rsinfo->setDesc);
 	ChildScan	cs,
 				xs;
 	bool		closures_open = false;

@@ -38,6 +38,7 @@
 #include "storage/lock.h"
 #include "utils/timestamp.h"
 
+#include "src/compat.h"
 #include "src/awa_bgw.h"
 
 /* field4 of a private lock's tag: "AW" */
@@ -129,7 +130,7 @@ awa_private_unlock(int64 key)
 	LOCKTAG		tag;
 
 	private_lock_tag(&tag, key);
-	if (!LockHeldByMe(&tag, ExclusiveLock))
+	if (!awa_lock_held_by_me(&tag, ExclusiveLock))
 		return false;
 	return LockRelease(&tag, ExclusiveLock, false);
 }
@@ -174,7 +175,7 @@ awa_private_xact_lock_held(PG_FUNCTION_ARGS)
 	LOCKTAG		tag;
 
 	private_lock_tag(&tag, PG_GETARG_INT64(0));
-	PG_RETURN_BOOL(LockHeldByMe(&tag, ExclusiveLock));
+	PG_RETURN_BOOL(awa_lock_held_by_me(&tag, ExclusiveLock));
 }
 
 /*

@@ -35,6 +35,7 @@
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
+#include "src/compat.h"
 #include "src/awa_bgw.h"
 
 PG_FUNCTION_INFO_V1(awa_maintenance_worker_status);
@@ -226,7 +227,7 @@ awa_status_attach(Oid dboid, const char *dbname)
 		free_slot->dboid = dboid;
 		strlcpy(free_slot->dbname, dbname, NAMEDATALEN);
 		free_slot->pid = MyProcPid;
-		free_slot->procno = MyProc->pgprocno;
+		free_slot->procno = GetNumberFromPGProc(MyProc);
 		free_slot->state = AWA_STATE_STARTING;
 		free_slot->started_at = free_slot->state_since = now;
 		my_status = free_slot;
@@ -527,7 +528,7 @@ awa_wake(PG_FUNCTION_ARGS)
 	LWLockRelease(awa_shared->lock);
 	if (procno < 0)
 		PG_RETURN_BOOL(false);
-	SetLatch(&ProcGlobal->allProcs[procno].procLatch);
+	SetLatch(&GetPGProcByNumber(procno)->procLatch);
 	PG_RETURN_BOOL(true);
 }
 

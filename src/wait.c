@@ -5,7 +5,7 @@
  *	  deadline, wait) sleeps on its latch until a commit that made work in its
  *	  queue sets it, and holds no snapshot while it sleeps.
  *
- * Shared memory holds one waiter slot per backend (indexed by pgprocno): the
+ * Shared memory holds one waiter slot per backend (indexed by proc number): the
  * database and the hash of the queue it waits for, the order it began
  * waiting in, and whether it was woken. A transaction notes, in backend-local
  * memory, what it did that may give a waiter work: the jobs it enqueued per
@@ -76,6 +76,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "src/compat.h"
 #include "src/awa_bgw.h"
 
 PG_FUNCTION_INFO_V1(awa_claim);
@@ -197,7 +198,7 @@ wake_waiters(uint32 hash, int n)
 		if (best < 0)
 			break;
 		wait_state->slots[best].woken = true;
-		SetLatch(&ProcGlobal->allProcs[best].procLatch);
+		SetLatch(&GetPGProcByNumber(best)->procLatch);
 	}
 	LWLockRelease(wait_state->lock);
 }
@@ -383,13 +384,13 @@ awa_note_resumed(PG_FUNCTION_ARGS)
 static Waiter *
 my_slot(void)
 {
-	if (wait_state == NULL || MyProc == NULL || MyProc->pgprocno >= wait_state->nslots)
+	if (wait_state == NULL || MyProc == NULL || GetNumberFromPGProc(MyProc) >= wait_state->nslots)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("awa.claim cannot wait in this process"),
 				 errhint("Preload awa_bgw (shared_preload_libraries) and claim from a "
 						 "client session.")));
-	return &wait_state->slots[MyProc->pgprocno];
+	return &wait_state->slots[GetNumberFromPGProc(MyProc)];
 }
 
 static void
@@ -433,7 +434,7 @@ disarm(bool pass_on)
 
 	if (!my_slot_armed)
 		return;
-	w = &wait_state->slots[MyProc->pgprocno];
+	w = &wait_state->slots[GetNumberFromPGProc(MyProc)];
 	LWLockAcquire(wait_state->lock, LW_EXCLUSIVE);
 	woken = w->woken;
 	hash = w->queue_hash;

@@ -56,6 +56,7 @@
 #include "utils/tuplestore.h"
 #include "utils/xid8.h"
 
+#include "src/compat.h"
 #include "src/awa_bgw.h"
 #include "src/dataplane.h"
 
@@ -445,14 +446,14 @@ child_empty(Relation ready, int slot)
 
 	if (slot >= 0 && slot < AWA_MAX_READY_SLOTS &&
 		seen_rel[slot] == RelationGetRelid(ready) &&
-		seen_file[slot] == ready->rd_node.relNode)
+		seen_file[slot] == awa_relation_file_number(ready))
 		return false;
 	if (RelationGetNumberOfBlocks(ready) == 0)
 		return true;
 	if (slot >= 0 && slot < AWA_MAX_READY_SLOTS)
 	{
 		seen_rel[slot] = RelationGetRelid(ready);
-		seen_file[slot] = ready->rd_node.relNode;
+		seen_file[slot] = awa_relation_file_number(ready);
 	}
 	return false;
 }

@@ -56,6 +56,8 @@ sub schema_dump
 	$out =~ s/^SELECT pg_catalog\.setval\('awa\.[a-z_]+', \d+, (true|false)\);\n//mg;
 	# columns dropped by the 0.8 contract survive as placeholders in a binary-upgrade dump
 	$out =~ s/-- For binary upgrade, recreate dropped column\.\n.*?DROP COLUMN "[^"]*pg\.dropped[^"]*";\n\n?//gs;
+	# (17 and later restore them with one UPDATE per table over a list of the columns)
+	$out =~ s/-- For binary upgrade, recreate dropped columns\.\nUPDATE pg_catalog\.pg_attribute\n.*?AND attname = v\.dname;\n(?:\n|[^\n]*pg\.dropped[^\n]*\n)*//gs;
 	$out =~ s/^.*pg\.dropped.*\n//mg;
 	return $out;
 }

@@ -42,12 +42,15 @@ sub _self
 }
 
 # AwaNode->create($name, $settings, %init): an initialised node (not started, init()
-# given %init) with awa_bgw preloaded, maintaining database postgres unless $settings
-# (postgresql.conf lines, added after) name awa_bgw.databases.
+# given %init; install_path among them goes to new()) with awa_bgw preloaded,
+# maintaining database postgres unless $settings (postgresql.conf lines, added after)
+# name awa_bgw.databases.
 sub create
 {
 	my ($class, $name, $settings, %init) = @_;
-	my $node = $class->new($name);
+	# (install_path => DIR: a node of the PostgreSQL installed there, as new() takes it)
+	my %new = map { $_ => delete $init{$_} } grep { exists $init{$_} } ('install_path');
+	my $node = $class->new($name, %new);
 	$settings //= '';
 	$node->init(%init);
 	$node->append_conf('postgresql.conf',
