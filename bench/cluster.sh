@@ -1,5 +1,5 @@
 # Sourced by the bench scripts (run.sh, pinned.sh, scrape.sh): the throwaway cluster
-# they all start. Expects bin (the PostgreSQL 15 bin dir) and run_as (the command
+# they all start. Expects bin (the PostgreSQL bin dir) and run_as (the command
 # prefix that runs a command as the cluster's owner: runuser -u postgres -- as root).
 #
 #   cluster_init WORK PORT DB     initdb in WORK/data; postgresql.conf gets the lines

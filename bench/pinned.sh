@@ -19,7 +19,8 @@
 # by BENCH_PRODUCERS=4 pgbench clients, -R), BENCH_CONSUMERS (4; PgQ has one consumer),
 # BENCH_BACKOFF_MS (5: an empty claim's back-off), BENCH_SAMPLE (5 s), BENCH_PORT (5497),
 # BENCH_OUT (results dir, default bench/results/pinned-<UTC stamp>), PGBIN (the
-# PostgreSQL 15 bin dir, default /usr/lib/postgresql/15/bin), BENCH_PGQ_ROTATION (PgQ's
+# PostgreSQL bin dir, default /usr/lib/postgresql/15/bin; 17 and 18 too, with pgq of
+# the same major), BENCH_PGQ_ROTATION (PgQ's
 # rotation_period, default a third of the pin, at least 10 s), BENCH_PGQ_MAINT (pgqd's
 # maint_period, default 30 s, at most 120).
 #
@@ -74,8 +75,12 @@ echo "total time: about $(( total / 60 )) min $(( total % 60 )) s (${per_sys}s m
 need_pkgs=()
 sharedir=$("$bin/pg_config" --sharedir)
 pkglibdir=$("$bin/pg_config" --pkglibdir)
-[ -f /usr/share/postgresql/15/extension/pgq.control ] || need_pkgs+=(postgresql-15-pgq3)
-command -v pgqd >/dev/null || need_pkgs+=(pgqd)
+major=$("$bin/pg_config" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+case " $systems " in
+    *" pgq "*) [ -f "/usr/share/postgresql/$major/extension/pgq.control" ] ||
+        need_pkgs+=("postgresql-$major-pgq3") ;;
+esac
+case " $systems " in *" pgq "*) command -v pgqd >/dev/null || need_pkgs+=(pgqd) ;; esac
 command -v gnuplot >/dev/null || need_pkgs+=(gnuplot-nox)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
@@ -87,11 +92,12 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
     fi
 fi
 # an install tree other than the system one (PGBIN) needs its own copy of pgq
-if [ ! -f "$sharedir/extension/pgq.control" ]; then
+if [[ " $systems " == *" pgq "* ]] && [ ! -f "$sharedir/extension/pgq.control" ]; then
     echo "copying pgq's extension files into $sharedir and $pkglibdir"
-    cp /usr/share/postgresql/15/extension/pgq.control /usr/share/postgresql/15/extension/pgq--*.sql \
-       "$sharedir/extension/"
-    cp /usr/lib/postgresql/15/lib/pgq_lowlevel.so /usr/lib/postgresql/15/lib/pgq_triggers.so "$pkglibdir/"
+    cp "/usr/share/postgresql/$major/extension/pgq.control" \
+       "/usr/share/postgresql/$major/extension/"pgq--*.sql "$sharedir/extension/"
+    cp "/usr/lib/postgresql/$major/lib/pgq_lowlevel.so" \
+       "/usr/lib/postgresql/$major/lib/pgq_triggers.so" "$pkglibdir/"
 fi
 [ -f "$pkglibdir/awa_bgw.so" ] || { echo "awa_bgw is not installed in $pkglibdir (make install)" >&2; exit 1; }
 

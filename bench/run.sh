@@ -3,8 +3,8 @@
 #
 #   bash bench/run.sh [seconds-per-cell] [clients]      (default 30 s, 4 clients)
 #
-# Starts a throwaway PostgreSQL 15 (awa_bgw preloaded, synchronous_commit = on, the
-# worker at its default 1 s cadences) on 127.0.0.1:${BENCH_PORT:-5498} in a temp dir,
+# Starts a throwaway PostgreSQL (15 unless PGBIN=/usr/lib/postgresql/NN/bin names another;
+# awa_bgw preloaded, synchronous_commit = on, the worker at its default 1 s cadences) on 127.0.0.1:${BENCH_PORT:-5498} in a temp dir,
 # as user postgres when run as root. Cells, each on an empty queue:
 #   enqueue        pgbench producers only                    jobs/s = tps x batch
 #   claim+complete pgbench consumers draining a backlog      jobs/s = completions / s
@@ -37,7 +37,7 @@
 # counts: the worker's rotations and prunes, checkpoints' full-page images), then, per
 # side, the kinds of WAL record it wrote, from pg_waldump --stats=record.
 # BENCH_AWA_VERSION=0.8 measures that extension version (default: the default version).
-# Needs pgbench (postgresql-15) and make install.
+# Needs pgbench (postgresql-NN) and make install.
 set -euo pipefail
 
 secs=${1:-30}
