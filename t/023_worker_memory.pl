@@ -52,10 +52,11 @@ sub top_used
 		sql("SELECT pg_log_backend_memory_contexts($pid)");
 		$node->wait_for_log(qr/Grand total: /, $offset);
 		my $log = slurp_file($node->logfile, $offset);
-		$log =~ /level: 0; TopMemoryContext: [^\n]* (\d+) used/
+		# (the root is level 0 before 18, level 1 from 18 on)
+		$log =~ /level: [01]; TopMemoryContext: [^\n]* (\d+) used/
 		  or die 'no TopMemoryContext line';
 		my $used = $1;
-		return $used unless $log =~ /level: 1; TopTransactionContext:/;
+		return $used unless $log =~ /level: [12]; TopTransactionContext:/;
 		note("sample $try was taken inside a transaction of the worker; again");
 	}
 	die 'no sample of the worker between two transactions';
