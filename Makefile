@@ -2,6 +2,10 @@
 # that may run PostgreSQL (not root): pg_regress, isolation and TAP tests each start
 # their own temporary server with the library preloaded.
 
+# this Makefile's directory: make run and make stop find their scripts here, before
+# PostgreSQL (and so PGXS, which sets srcdir) is installed
+here := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+
 MODULE_big = awa_bgw
 OBJS = awa_bgw.o $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
 
@@ -28,8 +32,15 @@ EXTRA_CLEAN = tmp_check_regress tmp_check_iso output_iso results regression.diff
 	regression.out log tmp_run tmp_run.path
 
 PG_CONFIG ?= pg_config
-PGXS := $(shell $(PG_CONFIG) --pgxs)
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifneq ($(PGXS),)
 include $(PGXS)
+else
+# no PostgreSQL yet: `make run` installs one (scripts/run.sh); anything else needs it
+all install installcheck:
+	@echo "$(PG_CONFIG) not found: install PostgreSQL and its server headers" \
+	      "(apt-get install postgresql-NN postgresql-server-dev-NN), or run make run" >&2; exit 2
+endif
 
 SQL_PIECES = $(wildcard $(srcdir)/sql-src/*.sql $(srcdir)/sql-src/*/*.sql $(srcdir)/sql-src/*/*/*.sql)
 
@@ -43,10 +54,10 @@ bench-pinned:
 	PGBIN="$${PGBIN:-$(shell $(PG_CONFIG) --bindir)}" bash $(srcdir)/bench/pinned.sh $(PROFILE)
 
 run:
-	bash $(srcdir)/scripts/run.sh
+	bash $(here)/scripts/run.sh
 
 stop:
-	bash $(srcdir)/scripts/stop.sh
+	bash $(here)/scripts/stop.sh
 
 model-check:
 	$(MAKE) -C model check
