@@ -10,9 +10,10 @@
 # first lull, here when the load ends. A call held up by the upgrade's locks when it
 # commits may fail once (the function it was running was replaced under it; its
 # transaction rolls back and writes nothing), so the clients of that phase may stop;
-# then the load runs again, on 0.9, with no client failing. Afterwards: every committed enqueue is completed exactly once, by
-# job id; every job of the earlier states ends where it should; the worker maintains
-# 0.9.
+# a consumer whose claim had committed and whose complete failed retries the complete,
+# as an application does. Then the load runs again, on 0.9, with no client failing.
+# Afterwards: every committed enqueue is completed exactly once, by job id; every job
+# of the earlier states ends where it should; the worker maintains 0.9.
 
 use strict;
 use warnings;
@@ -80,6 +81,18 @@ for my $case ([ 'postgres', '0.8' ], [ 'seven', '0.7' ])
 	pass("$db: ALTER EXTENSION awa_bgw UPDATE TO '0.9' issued under load went through");
 	$pgbench->finish;
 	note("pgbench across the upgrade: exit " . $pgbench->result(0) . "\n$out\n$err");
+	# a consumer whose claim committed before the upgrade and whose complete then failed
+	# (the function was replaced under it) retries the complete, as an application
+	# does on an error: the lease taken under the old version completes under 0.9
+	my ($orphans, $retried) = split /,/, sql($db, q{
+		WITH o AS (SELECT job_id, run_lease FROM bench.claimed c
+		            WHERE NOT EXISTS (SELECT 1 FROM bench.completed d WHERE d.job_id = c.job_id)),
+		     done AS (INSERT INTO bench.completed
+		              SELECT job_id, run_lease FROM o WHERE awa.complete(job_id, run_lease)
+		              RETURNING job_id)
+		SELECT (SELECT count(*) FROM o) || ',' || (SELECT count(*) FROM done)});
+	is($retried, $orphans,
+		"$db: every claim whose complete failed across the upgrade completes on retry ($orphans)");
 	is(sql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'awa_bgw'}), '0.9',
 		"$db: at 0.9");
 	# the errors counted once the worker has finished a step begun on 0.9 (a step in

@@ -50,14 +50,6 @@ sub node_in_epoch
 	return $node;
 }
 
-# the counts of a queue: available/scheduled/running/completed/failed
-sub counts
-{
-	my ($node, $queue) = @_;
-	return $node->run_sql("SELECT format('%s/%s/%s/%s/%s', available, scheduled, running, "
-		  . "completed, failed) FROM awa.queue_counts('$queue')");
-}
-
 # ---- the old cluster, in epoch 3 ------------------------------------------------------
 my $old = node_in_epoch('old', 3);
 $old->create_extension_and_lead;
@@ -87,9 +79,9 @@ my $running = $old->run_sql(
 	q{SELECT string_agg(job_id::text, ' ' ORDER BY job_id) FROM awa.claim('moved', 6, '1 s')});
 my $completed_before = $old->run_sql(q{SELECT string_agg(job_id::text, ' ' ORDER BY job_id)
                                          FROM completions});
-is(counts($old, 'moved'), '59/1/6/32/0', 'the old cluster: 59 available, 1 deferred, 6 running, 32 completed');
+is($old->queue_counts('moved'), '59/1/6/32/0', 'the old cluster: 59 available, 1 deferred, 6 running, 32 completed');
 is(scalar(my @c = split / /, $completed_before), 32, '... the 32 that the sessions noted');
-is(counts($old, 'fragile'), '0/0/0/0/1', '... and the failed job');
+is($old->queue_counts('fragile'), '0/0/0/0/1', '... and the failed job');
 cmp_ok($old->run_sql(q{SELECT count(DISTINCT lane_id) FROM awa.ready_entries WHERE queue = 'moved'}),
 	'>=', 8, 'every lane shard holds work');
 cmp_ok($old->run_sql(q{SELECT count(DISTINCT lane_id) FROM awa.lease_claims
@@ -164,7 +156,7 @@ sub move_to
 	is($node->run_sql(q{SELECT format('%s/%s/%s', available + scheduled + running,
 	                                  completed, failed) FROM awa.queue_counts('moved')}),
 		'66/32/0', "$name: the counts of the dump");
-	is(counts($node, 'fragile'), '0/0/0/0/1', "$name: the failed job is still failed");
+	is($node->queue_counts('fragile'), '0/0/0/0/1', "$name: the failed job is still failed");
 	is($node->run_sql(
 			q{SELECT awa.enqueue('moved', 'unique', unique_key => 'only-one', unique_for => '1 day')}),
 		$unique_id, "$name: the unique key still stands in the way of its duplicate");
@@ -192,7 +184,7 @@ sub move_to
 	is(scalar(keys %claimed), 59 + 6 + 96, "$name: 59 waiting, 6 rescued, 96 new");
 	is(join(' ', map { $claimed{$_}[0] } split / /, $running), join(' ', ('2true') x 6),
 		"$name: the jobs running at the dump were rescued and completed as attempt 2");
-	is(counts($node, 'moved'), '0/1/0/' . (32 + 161) . '/0', "$name: the counts are exact");
+	is($node->queue_counts('moved'), '0/1/0/' . (32 + 161) . '/0', "$name: the counts are exact");
 
 	my $g0 = $node->run_sql(q{SELECT generation FROM awa.ring_cursor('queue')});
 	ok($node->poll_query_until('postgres',

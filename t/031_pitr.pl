@@ -34,20 +34,6 @@ awa_bgw.promote_interval = '100ms'
 awa_bgw.rescue_interval = '200ms'
 };
 
-sub ids
-{
-	my ($node, $query) = @_;
-	return map { $_ => 1 } split / /, $node->run_sql(
-		"SELECT coalesce(string_agg(job_id::text, ' '), '') FROM ($query) q");
-}
-
-sub counts
-{
-	my ($node, $queue) = @_;
-	return $node->run_sql("SELECT format('%s/%s/%s/%s/%s', available, scheduled, running, "
-		  . "completed, failed) FROM awa.queue_counts('$queue')");
-}
-
 # A ring turns only when it has traffic: jobs of queue 'churn' are enqueued, claimed and
 # completed until the query $cond holds; one test
 sub churn_until
@@ -79,12 +65,12 @@ $primary->create_extension_and_lead;
 $primary->enqueue_sessions(32, 'pitr', 'base');
 my $claim_complete = q{SELECT job_id FROM awa.claim('pitr', %d) c
                         WHERE awa.complete(c.job_id, c.run_lease)};
-my %completed = ids($primary, sprintf($claim_complete, 8));
+my %completed = map { $_ => 1 } $primary->job_ids(sprintf($claim_complete, 8));
 $primary->backup('base');
 
 # ---- after the base backup, up to the restore point: the rings turn and prune ---------
 $primary->enqueue_sessions(32, 'pitr', 'mid');
-%completed = (%completed, ids($primary, sprintf($claim_complete, 8)));
+%completed = (%completed, map { $_ => 1 } $primary->job_ids(sprintf($claim_complete, 8)));
 $primary->run_sql(q{SELECT awa.enqueue('pitr', 'later', run_at => now() + interval '1 hour')});
 $primary->run_sql(q{SELECT awa.enqueue('fragile', 'fails', max_attempts => 1)});
 $primary->run_sql(q{SELECT awa.fail(job_id, run_lease, 'boom') FROM awa.claim('fragile', 1)});
@@ -98,21 +84,21 @@ my $running = $primary->run_sql(
 	q{SELECT string_agg(job_id::text, ' ' ORDER BY job_id) FROM awa.claim('pitr', 4, '1 s')});
 # what holds at the restore point (the rescue of the running attempts may come before
 # it or after it: available + scheduled + running is the same either way)
-my %waiting = ids($primary, q{SELECT DISTINCT job_id FROM awa.ready_entries
-                               WHERE queue = 'pitr' AND kind <> 'later'});
+my %waiting = map { $_ => 1 } $primary->job_ids(
+	q{SELECT DISTINCT job_id FROM awa.ready_entries WHERE queue = 'pitr' AND kind <> 'later'});
 delete @waiting{ keys %completed, split / /, $running };
 is(scalar(keys %waiting) . '/' . scalar(keys %completed), '44/16',
 	'at the restore point: 44 jobs waiting, 16 completed (and 4 running)');
 my $open_at_target = $primary->run_sql(q{SELECT available + scheduled + running
                                            FROM awa.queue_counts('pitr')});
 is($open_at_target, 44 + 4 + 1, '... 49 open, with the deferred one');
-is(counts($primary, 'fragile'), '0/0/0/0/1', '... and the failed job');
+is($primary->queue_counts('fragile'), '0/0/0/0/1', '... and the failed job');
 my $target_xid = $primary->run_sql('SELECT pg_current_xact_id()');
 $primary->run_sql(q{SELECT pg_create_restore_point('target')});
 
 # ---- after the restore point: work the recovered cluster must not see ----------------
 $primary->enqueue_sessions(16, 'pitr', 'lost');
-my %completed_after = ids($primary, sprintf($claim_complete, 10));
+my %completed_after = map { $_ => 1 } $primary->job_ids(sprintf($claim_complete, 10));
 is(scalar(keys %completed_after), 10, 'after it, 10 jobs are claimed and completed');
 my $sysid = $primary->run_sql('SELECT awa.cluster_system_identifier()');
 my $last_xid = $primary->run_sql('SELECT pg_current_xact_id()');
@@ -145,11 +131,12 @@ is($pitr->run_sql(q{SELECT available + scheduled + running || '/' || completed
 	"$open_at_target/16", 'the counts are those of the restore point');
 is($pitr->run_sql(q{SELECT count(*) FROM awa.ready_entries WHERE kind = 'lost'}), 0,
 	'nothing enqueued after the restore point exists');
-is(counts($pitr, 'fragile'), '0/0/0/0/1', 'the failed job is still failed');
+is($pitr->queue_counts('fragile'), '0/0/0/0/1', 'the failed job is still failed');
 
 # the new timeline: its xids are those the old one used after the restore point
 $pitr->enqueue_sessions(32, 'pitr', 'new');
-my %new = ids($pitr, q{SELECT DISTINCT job_id FROM awa.ready_entries WHERE kind = 'new'});
+my %new = map { $_ => 1 }
+  $pitr->job_ids(q{SELECT DISTINCT job_id FROM awa.ready_entries WHERE kind = 'new'});
 my ($done, $claimed) = $pitr->claim_until('pitr',
 	q{SELECT available = 0 AND running = 0 AND scheduled = 1 FROM awa.queue_counts('pitr')});
 ok($done, 'the queue drains (but for the deferred job)');
@@ -167,7 +154,7 @@ cmp_ok(scalar(@rewound), '>', 0, 'jobs waiting at the restore point were complet
 is(join(' ', grep { !$claimed->{$_} } @rewound), '', '... and are claimed again');
 is(join(' ', map { $claimed->{$_}[0] } split / /, $running), join(' ', ('2true') x 4),
 	'the jobs running at the restore point are rescued and completed as attempt 2');
-is(counts($pitr, 'pitr'), '0/1/0/' . (16 + 80) . '/0', 'the counts are exact');
+is($pitr->queue_counts('pitr'), '0/1/0/' . (16 + 80) . '/0', 'the counts are exact');
 churn_until($pitr, turns($pitr, 2), 'the rings turn');
 $pitr->stop;
 

@@ -39,20 +39,6 @@ awa_bgw.promote_interval = '100ms'
 awa_bgw.rescue_interval = '200ms'
 };
 
-sub counts
-{
-	my ($node, $queue) = @_;
-	return $node->run_sql("SELECT format('%s/%s/%s/%s/%s', available, scheduled, running, "
-		  . "completed, failed) FROM awa.queue_counts('$queue')");
-}
-
-sub ids
-{
-	my ($node, $query) = @_;
-	return split / /, $node->run_sql(
-		"SELECT coalesce(string_agg(job_id::text, ' ' ORDER BY job_id), '') FROM ($query) q");
-}
-
 # the settings and grants of every queue
 my $queues_query = q{
 	SELECT (SELECT string_agg(queue || ':' || paused || ':' || restricted, ' ' ORDER BY queue)
@@ -74,21 +60,21 @@ $old->enqueue_sessions(32, 'up', 'waiting');
 my $later = $old->run_sql(q{SELECT awa.enqueue('up', 'later', run_at => now() + interval '1 hour')});
 my $unique = $old->run_sql(
 	q{SELECT awa.enqueue('up', 'unique', unique_key => 'only-one', unique_for => '1 day')});
-my @completed = ids($old, q{SELECT job_id FROM awa.claim('up', 8) c
-                             WHERE awa.complete(c.job_id, c.run_lease)});
-my @retryable = ids($old, q{SELECT job_id FROM awa.claim('up', 1) c
-                             WHERE awa.fail(c.job_id, c.run_lease, 'later', '1 hour')});
+my @completed = $old->job_ids(q{SELECT job_id FROM awa.claim('up', 8) c
+                                WHERE awa.complete(c.job_id, c.run_lease)});
+my @retryable = $old->job_ids(q{SELECT job_id FROM awa.claim('up', 1) c
+                                WHERE awa.fail(c.job_id, c.run_lease, 'later', '1 hour')});
 $old->run_sql(q{SELECT awa.enqueue('fragile', 'fails', max_attempts => 1)});
 $old->run_sql(q{SELECT awa.fail(job_id, run_lease, 'boom') FROM awa.claim('fragile', 1)});
 $old->run_sql(q{SELECT awa.pause_queue('paused'); SELECT awa.enqueue('paused', 'held')});
 $old->run_sql(q{SELECT awa.grant_queue('granted', 'tenant', '{enqueue,claim}')});
 $old->run_sql(q{SELECT awa.schedule('yearly', '0 0 1 1 *', 'sched', 'yearly')});
-my @running = ids($old, q{SELECT job_id FROM awa.claim('up', 3, '1 s')});
-my @waiting = ids($old, q{SELECT job_id FROM awa.jobs('up', 'available', lim => 1000)});
+my @running = $old->job_ids(q{SELECT job_id FROM awa.claim('up', 3, '1 s')});
+my @waiting = $old->job_ids(q{SELECT job_id FROM awa.jobs('up', 'available', lim => 1000)});
 is(scalar(@completed) . '/' . scalar(@retryable) . '/' . scalar(@running) . '/' . scalar(@waiting),
 	'8/1/3/21', 'the old cluster: 8 completed, 1 retryable, 3 running, 21 waiting (with the unique one)');
-is(counts($old, 'up'), '21/2/3/8/0', '... counted so (the retryable and the deferred job scheduled)');
-is(counts($old, 'fragile'), '0/0/0/0/1', '... and one failed job');
+is($old->queue_counts('up'), '21/2/3/8/0', '... counted so (the retryable and the deferred job scheduled)');
+is($old->queue_counts('fragile'), '0/0/0/0/1', '... and one failed job');
 my $queues = $old->run_sql($queues_query);
 like($queues, qr/paused:true/, '... a paused queue');
 like($queues, qr/granted:tenant/, '... and a granted one');
@@ -120,7 +106,7 @@ sub upgrade
 	is($new->run_sql(q{SELECT format('%s/%s/%s', available + scheduled + running, completed,
 	                                 failed) FROM awa.queue_counts('up')}),
 		'26/8/0', "$mode: the counts of the old cluster");
-	is(counts($new, 'fragile'), '0/0/0/0/1', "$mode: the failed job is still failed");
+	is($new->queue_counts('fragile'), '0/0/0/0/1', "$mode: the failed job is still failed");
 	is($new->run_sql($queues_query), $queues, "$mode: the pause and the grants are kept");
 	is($new->run_sql(
 			q{SELECT awa.enqueue('up', 'unique', unique_key => 'only-one', unique_for => '1 day')}),
@@ -151,7 +137,7 @@ sub upgrade
 		"$mode: the jobs running at the upgrade are rescued and completed as attempt 2");
 	is($new->run_sql("SELECT state FROM awa.job($retryable[0])"), 'retryable',
 		"$mode: the retryable job waits for its retry");
-	is(counts($new, 'up'), '0/2/0/32/0', "$mode: the counts are exact");
+	is($new->queue_counts('up'), '0/2/0/32/0', "$mode: the counts are exact");
 	my $g = $new->run_sql(q{SELECT generation FROM awa.ring_cursor('claim')});
 	$new->wait_for("$mode: the rings turn",
 		"SELECT generation > $g FROM awa.ring_cursor('claim')");

@@ -237,6 +237,23 @@ sub claim_until
 	return ($finished, \%claimed);
 }
 
+# $node->queue_counts($queue): awa.queue_counts($queue) as
+# "available/scheduled/running/completed/failed"
+sub queue_counts
+{
+	my ($self, $queue) = @_;
+	return $self->run_sql("SELECT format('%s/%s/%s/%s/%s', available, scheduled, running, "
+		  . "completed, failed) FROM awa.queue_counts('$queue')");
+}
+
+# $node->job_ids($query): the job_id column of $query's rows, in job id order
+sub job_ids
+{
+	my ($self, $query) = @_;
+	return split / /, $self->run_sql(
+		"SELECT coalesce(string_agg(job_id::text, ' ' ORDER BY job_id), '') FROM ($query) q");
+}
+
 sub sql        { return $current->run_sql(@_); }
 sub status     { return $current->worker_status(@_); }
 sub wait_until { return $current->wait_for(@_); }
