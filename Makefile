@@ -10,12 +10,12 @@ MODULE_big = awa_bgw
 OBJS = awa_bgw.o $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
 
 EXTENSION = awa_bgw
-# Every version keeps a full script; upgrades 0.6 -> 0.7 -> 0.8 -> 0.9 -> 0.10. Each script is
-# assembled from the pieces in sql-src/ by sql-src/build.sh, from a list per script.
-EXT_SCRIPTS = awa_bgw--0.6.sql awa_bgw--0.7.sql awa_bgw--0.8.sql awa_bgw--0.9.sql \
-	awa_bgw--0.10.sql awa_bgw--0.6--0.7.sql awa_bgw--0.7--0.8.sql awa_bgw--0.8--0.9.sql \
-	awa_bgw--0.9--0.10.sql
-DATA_built = $(EXT_SCRIPTS)
+# Upgrades 0.6 -> 0.7 -> 0.8 -> 0.9 -> 0.10. The scripts of released versions are in
+# released/, as they shipped, and never edited (released/README.md; the build checks
+# them against released/SHA256SUMS). The version under development is assembled from
+# the pieces in sql-src/ by sql-src/build.sh, one list per script.
+DATA = $(patsubst $(srcdir)/%,%,$(wildcard $(srcdir)/released/awa_bgw--*.sql))
+DATA_built = awa_bgw--0.10.sql awa_bgw--0.9--0.10.sql
 
 PG_CPPFLAGS = -I$(srcdir)
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Werror
@@ -44,10 +44,17 @@ endif
 
 SQL_PIECES = $(wildcard $(srcdir)/sql-src/*.sql $(srcdir)/sql-src/*/*.sql $(srcdir)/sql-src/*/*/*.sql)
 
+# a released script that differs from what shipped stops the build
+all: released-check
+released-check:
+	@cd $(srcdir)/released && sha256sum --quiet -c SHA256SUMS || { echo \
+	  "released/: the scripts of released versions are frozen (released/README.md);" \
+	  "put the change in the next version's upgrade script" >&2; exit 1; }
+
 awa_bgw--%.sql: $(srcdir)/sql-src/awa_bgw--%.list $(SQL_PIECES) $(srcdir)/sql-src/build.sh
 	sh $(srcdir)/sql-src/build.sh $< > $@
 
-.PHONY: model-check test run stop bench-pinned
+.PHONY: model-check test run stop bench-pinned released-check
 # the pinned-horizon benchmark (bench/README.md): make bench-pinned [PROFILE=smoke|short|long]
 PROFILE ?= smoke
 bench-pinned:

@@ -1,17 +1,14 @@
 #!/bin/sh
-# Assembles one extension script from a list of pieces (sql-src/*.list), on stdout.
-#   sh sql-src/build.sh sql-src/awa_bgw--0.7.list
+# Assembles one script of the version under development from a list of pieces
+# (sql-src/*.list), on stdout:
+#   sh sql-src/build.sh sql-src/awa_bgw--0.10.list
 # A list names one piece per line, relative to sql-src/; blank lines and lines
-# starting with # are skipped. Two directives:
-#   @code <list>      the code pieces of another list (every piece but those under
-#                     tables/ and upgrade/: CREATE OR REPLACE only, safe to run
-#                     again), for upgrade scripts;
-#   @columns-cursor   the data plane reads the cursor from the compat columns
-#                     (awa.ring_cursor_columns): the pre-ledger 0.6 has no ring_cursor.
-#                     The 0.6 script reproduces the catalog of the 0.6 release, which
-#                     the upgrade tests start from, so 0.6 cannot simply be given an
-#                     awa.ring_cursor (sql/09_upgrade.sql checks it has none); the
-#                     rewrite keeps one copy of the pieces 0.6 shares with 0.7.
+# starting with # are skipped. Every object is defined once: a list whose pieces
+# create the same function, procedure, view, table, type or sequence twice (or
+# comment on it twice) is refused, naming the object and both pieces.
+#
+# Only the version under development is built here. The scripts of released versions
+# are in released/, as they shipped, and are never edited (released/README.md).
 set -eu
 list=$1
 dir=$(dirname "$list")
@@ -19,24 +16,23 @@ name=$(basename "$list" .list)
 target=${name#awa_bgw--}
 
 pieces() {
-	grep -v '^[[:space:]]*\(#\|$\)' "$1" | while read -r piece arg; do
-		case $piece in
-		@code) pieces "$dir/$arg" | while read -r p; do
-			case ${p#"$dir"/} in tables/* | upgrade/*) ;; *) echo "$p" ;; esac
-		done ;;
-		@*) ;;
-		*) echo "$dir/$piece" ;;
-		esac
+	grep -v '^[[:space:]]*\(#\|$\)' "$1" | while read -r piece; do
+		echo "$dir/$piece"
 	done
 }
 
-filter() {
-	if grep -q '^@columns-cursor' "$list"; then
-		sed 's/awa\.ring_cursor(/awa.ring_cursor_columns(/g'
-	else
-		cat
-	fi
-}
+# each "CREATE [OR REPLACE] <kind> name" and "COMMENT ON <kind> name" once in the list
+# (statements start at the beginning of a line in the pieces)
+twice=$(for p in $(pieces "$list"); do
+	sed -n -E 's/^(CREATE( OR REPLACE)?|COMMENT ON) (FUNCTION|PROCEDURE|VIEW|TABLE|TYPE|SEQUENCE)( IF NOT EXISTS)? ([A-Za-z0-9_."]+).*/\1 \3 \5/p' "$p" |
+		sed -E 's/^CREATE( OR REPLACE)? /CREATE /; s/^COMMENT ON /COMMENT /' | tr 'A-Z' 'a-z' |
+		sed "s|\$| ${p#"$dir"/}|"
+done | awk '{ key = $1 " " $2 " " $3 } seen[key] { print $2 " " $3 ": " $1 " in " seen[key] " and " $4 } !seen[key] { seen[key] = $4 }')
+if [ -n "$twice" ]; then
+	echo "sql-src/build.sh: $list defines an object twice (define each once, in one piece):" >&2
+	echo "$twice" >&2
+	exit 1
+fi
 
 case $target in
 *--*)
@@ -53,6 +49,6 @@ case $target in
 esac
 for p in $(pieces "$list"); do
 	echo
-	echo "-- ---- $(echo "$p" | sed 's|^.*sql-src/||') ----"
-	filter < "$p"
+	echo "-- ---- ${p#"$dir"/} ----"
+	cat "$p"
 done

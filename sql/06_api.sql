@@ -206,3 +206,14 @@ SELECT count(*) AS children, sum(pg_relation_size(i.indexrelid) / 8192) AS pages
 SELECT * FROM tombstone_index_pages;
 SELECT awa.cancel(awa.enqueue('fresh', 'gone')) AS cancelled;
 SELECT * FROM tombstone_index_pages;
+
+-- Internal functions called by hand with bad input: a caller's mistake gets the SQLSTATE
+-- of bad input and a hint, never an internal one (XX000-XX002). A bad ring or
+-- authority is 22023, not corruption (XX001)
+SELECT sqlstate_of($$SELECT awa.ring_append('nosuch', 'ledger', 2, 2, 8)$$) AS unknown_ring,
+       sqlstate_of($$SELECT awa.ring_append('lease', 'columns', 2, 2, 8)$$) AS old_authority,
+       sqlstate_of($$SELECT awa.ring_append('lease', NULL, 2, 2, 8)$$) AS no_authority;
+-- and an internal entry point called by hand with NULLs: 22004 with a hint, not XX000
+SELECT sqlstate_of($$SELECT awa.enqueue_ready('q', 0::smallint, NULL)$$) AS no_jobs,
+       sqlstate_of($$SELECT awa.enqueue_ready('q', 0::smallint, ARRAY[NULL]::awa.new_job[])$$)
+         AS null_job;

@@ -1,4 +1,4 @@
--- Unique jobs (api/0.9/unique.sql): a second enqueue of a (queue, unique_key) while a
+-- Unique jobs (api/unique.sql): a second enqueue of a (queue, unique_key) while a
 -- job of it is in one of unique_states (and was enqueued within unique_for) returns
 -- that job's id and writes nothing; every state, the window, bad input, the batch, and
 -- the purge of the keys of jobs the rings no longer hold. The races are in

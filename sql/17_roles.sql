@@ -1,4 +1,4 @@
--- Group roles (0.9, sql-src/grants/0.9/roles.sql): awa_producer, awa_consumer, awa_monitor
+-- Group roles (0.9, sql-src/grants/roles.sql): awa_producer, awa_consumer, awa_monitor
 -- and awa_admin. A login role made a member of one may do what its group allows and is
 -- refused with 42501 for the rest; per-queue grants still apply on top
 -- (docs/operations.md "Roles and the trust model").

@@ -29,7 +29,7 @@ typedef struct ChildScan
 
 /*
  * The fixed shape of 0.9, the one C spelling of it: SQL's is awa.lane_shards()
- * and awa.ring_slot_count() (sql-src/api/0.9/lane_shards.sql,
+ * and awa.ring_slot_count() (sql-src/api/lane_shards.sql,
  * sql-src/internal/names.sql). The lease ring's size is not needed in C.
  */
 #define AWA_LANE_SHARDS		8

@@ -161,7 +161,11 @@ read_jobs(ArrayType *arr, int *njobs)
 		HeapTupleData tup;
 
 		if (enulls[i])
-			elog(ERROR, "awa_bgw: a NULL job in enqueue_ready");
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("awa.enqueue_ready got a NULL job"),
+					 errhint("awa.enqueue_ready is internal: enqueue with awa.enqueue or "
+							 "awa.enqueue_batch.")));
 		th = DatumGetHeapTupleHeader(elems[i]);
 		tup.t_len = HeapTupleHeaderGetDatumLength(th);
 		tup.t_data = th;
@@ -276,7 +280,11 @@ awa_enqueue_ready(PG_FUNCTION_ARGS)
 	int			njobs;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
-		elog(ERROR, "awa_bgw: enqueue_ready needs a queue, a priority and jobs");
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("awa.enqueue_ready needs a queue, a priority and jobs, none NULL"),
+				 errhint("awa.enqueue_ready is internal: enqueue with awa.enqueue or "
+						 "awa.enqueue_batch.")));
 	awa_xid_space_adopt();
 	jobs = read_jobs(PG_GETARG_ARRAYTYPE_P(2), &njobs);
 	enqueue_due(awa_namespace(), PG_GETARG_TEXT_PP(0), PG_GETARG_INT16(1), jobs, njobs);
@@ -398,7 +406,7 @@ awa_next_job_id(void)
  *
  * With a unique_key (or a unique_for or unique_states, which awa.unique_job
  * refuses without one), the id of the job that stands in the new one's way
- * is returned and nothing is written (sql-src/api/0.9/unique.sql).
+ * is returned and nothing is written (sql-src/api/unique.sql).
  */
 Datum
 awa_enqueue(PG_FUNCTION_ARGS)

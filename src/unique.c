@@ -2,7 +2,7 @@
  *
  * unique.c
  *	  The C side of unique jobs (docs/storage.md §A.14): awa.enqueue with a
- *	  unique_key asks awa.unique_job (PL/pgSQL, sql-src/api/0.9/unique.sql)
+ *	  unique_key asks awa.unique_job (PL/pgSQL, sql-src/api/unique.sql)
  *	  whether a job of the same queue and key stands in its way, before it
  *	  writes anything. What is decided, and under which lock, lives in SQL;
  *	  this file only passes the arguments, NULLs included.

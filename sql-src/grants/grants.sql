@@ -15,8 +15,8 @@ GRANT EXECUTE ON FUNCTION awa.semver_rank(text), awa.ring_authority_min_flip_ver
 --       awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),
 --       awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, smallint),
 --       awa.job(bigint) TO app;
--- and the role can do nothing else here. The operators' functions (api/0.9/inspect.sql,
--- api/0.9/replay.sql; SECURITY DEFINER too) go to an operator role only:
+-- and the role can do nothing else here. The operators' functions (api/inspect.sql,
+-- api/replay.sql; SECURITY DEFINER too) go to an operator role only:
 --   GRANT EXECUTE ON FUNCTION awa.jobs(text, text, text, int), awa.retry_failed(bigint),
 --       awa.retry_failed_queue(text, text, timestamptz),
 --       awa.purge_failed(text, text, timestamptz), awa.cancel_queue(text, text) TO ops;

@@ -32,8 +32,8 @@ CREATE OR REPLACE FUNCTION awa.private_xact_unlock(p_key bigint) RETURNS boolean
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_private_xact_unlock';
 
--- The keys (hashtextextended of a name, seed 0), each built by one function, here (the
--- lane registry and enqueue keys of 0.6 to 0.8 by internal/lanes.sql); src/privlock.c builds
+-- The keys (hashtextextended of a name, seed 0), each built by one function, here;
+-- src/privlock.c builds
 -- the claim and attempt keys from the same names, so that a claim or a complete in C
 -- and a cancel or a prune in SQL take the very same lock. Every part immutable
 -- (explicit casts, text || text), so that the planner inlines them: text || int is only

@@ -1,135 +1,19 @@
--- The horizon gate and the folds (DESIGN §3.8–3.9, §5). A fold deletes rows, so it runs
--- only when nothing genuinely pins the MVCC horizon: then what it deletes is reclaimable
--- at once. The gate is checked at the start of the fold's own transaction.
+-- The folds, in bounded batches (since 0.9), each run only past the horizon gate
+-- (maintenance/horizon_gate.sql): after a long pin the delta backlog and the ledgers
+-- can hold far more rows than one transaction should delete under
+-- awa_bgw.step_timeout. Each call now deletes at most awa_bgw.fold_batch_size rows;
+-- the worker calls again at once while a call returns a full batch, so a backlog is
+-- caught up over several short transactions (until 0.9 each fold was one statement,
+-- with the same signature and outputs).
 
--- Every holder of the xmin horizon this database can see, with whether it counts as a
--- genuine pin and why. Clears the statistics snapshot first (pg_stat_activity is
--- otherwise cached for the rest of the transaction).
---
--- A standby's feedback xmin and a replication slot's xmin carry no start time, and a
--- standby with hot_standby_feedback always feeds one back (its oldest running xid,
--- refreshed every wal_receiver_status_interval), so "set" alone would pin for good. They
--- are dated against the ring ledgers instead: v_dated is the xid of the newest rotation
--- made at least min_age ago (a rotation's xid is assigned before its rotated_at), and an
--- xmin that does not precede it is younger than min_age (plus the gap to that rotation)
--- and does not pin. With no rotation that old to compare with (or only a frozen one,
--- whose xid says nothing), an xmin pins.
-CREATE OR REPLACE FUNCTION awa.horizon_pins_at(p_min_age interval,
-    OUT kind text, OUT pid int, OUT name text, OUT state text, OUT xid xid, OUT xmin xid,
-    OUT xact_age interval, OUT pins boolean, OUT reason text)
-RETURNS SETOF record
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v_dated xid;
-BEGIN
-    IF p_min_age IS NULL OR p_min_age < interval '0' THEN
-        RAISE EXCEPTION 'min_age must be a non-negative interval, not %', p_min_age
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'awa_bgw.horizon_pin_min_age is the usual value.';
-    END IF;
-    SELECT r.xmin INTO v_dated
-      FROM ((SELECT q.xmin, q.rotated_at FROM awa.queue_ring_rotations q
-              WHERE q.rotated_at <= now() - p_min_age AND age(q.xmin) < 2147483647
-              ORDER BY q.generation DESC LIMIT 1)
-            UNION ALL
-            (SELECT l.xmin, l.rotated_at FROM awa.lease_ring_rotations l
-              WHERE l.rotated_at <= now() - p_min_age AND age(l.xmin) < 2147483647
-              ORDER BY l.generation DESC LIMIT 1)
-            UNION ALL
-            (SELECT c.xmin, c.rotated_at FROM awa.claim_ring_rotations c
-              WHERE c.rotated_at <= now() - p_min_age AND age(c.xmin) < 2147483647
-              ORDER BY c.generation DESC LIMIT 1)) r
-     ORDER BY r.rotated_at DESC LIMIT 1;
-    PERFORM pg_stat_clear_snapshot();
-    RETURN QUERY
-    -- sessions and background workers of this database
-    SELECT CASE WHEN a.backend_type = 'client backend' THEN 'backend' ELSE 'worker' END,
-           a.pid, coalesce(nullif(a.application_name, ''), a.backend_type)::text,
-           a.state, a.backend_xid, a.backend_xmin, now() - a.xact_start,
-           p.pins, p.why
-      FROM pg_stat_activity a
-     CROSS JOIN LATERAL (
-           SELECT (a.xact_start <= now() - p_min_age
-                   AND ((a.backend_xid IS NOT NULL AND a.state LIKE 'idle in transaction%')
-                        OR a.backend_xmin IS NOT NULL)) AS pins,
-                  CASE WHEN a.xact_start > now() - p_min_age THEN 'younger than min_age'
-                       WHEN a.backend_xid IS NOT NULL AND a.state LIKE 'idle in transaction%'
-                       THEN 'idle in transaction holding a write xid'
-                       WHEN a.backend_xmin IS NOT NULL THEN 'holds a snapshot'
-                       ELSE 'holds no snapshot' END AS why) p
-     WHERE a.datname = current_database()
-       AND a.pid <> pg_backend_pid()
-       AND a.backend_type NOT IN ('autovacuum worker', 'autovacuum launcher',
-                                  'awa_bgw worker', 'awa_bgw launcher', 'walsender')
-       AND (a.backend_xid IS NOT NULL OR a.backend_xmin IS NOT NULL)
-    UNION ALL
-    -- standbys feeding back an xmin (hot_standby_feedback): cluster-wide
-    SELECT 'walsender', r.pid, r.application_name::text, r.state, NULL::xid,
-           r.backend_xmin, NULL::interval, o.old,
-           CASE WHEN o.old THEN 'standby feedback holds xmin' ELSE 'younger than min_age' END
-      FROM pg_stat_replication r
-     CROSS JOIN LATERAL (SELECT v_dated IS NULL OR age(r.backend_xmin) >= age(v_dated)) o(old)
-     WHERE r.backend_xmin IS NOT NULL
-    UNION ALL
-    -- prepared transactions of this database
-    SELECT 'prepared', NULL::int, x.gid, 'prepared', x.transaction, NULL::xid,
-           now() - x.prepared, x.prepared <= now() - p_min_age,
-           CASE WHEN x.prepared <= now() - p_min_age THEN 'prepared transaction'
-                ELSE 'younger than min_age' END
-      FROM pg_prepared_xacts x
-     WHERE x.database = current_database()
-    UNION ALL
-    -- replication slots: an xmin pins; a logical slot's catalog_xmin alone does not
-    SELECT 'slot', NULL::int, s.slot_name::text, s.slot_type, NULL::xid,
-           coalesce(s.xmin, s.catalog_xmin), NULL::interval, o.old,
-           CASE WHEN s.xmin IS NULL THEN 'catalog_xmin only (does not hold back user tables)'
-                WHEN o.old THEN 'replication slot holds xmin'
-                ELSE 'younger than min_age' END
-      FROM pg_replication_slots s
-     CROSS JOIN LATERAL (SELECT s.xmin IS NOT NULL
-                                AND (v_dated IS NULL OR age(s.xmin) >= age(v_dated))) o(old)
-     WHERE s.xmin IS NOT NULL OR s.catalog_xmin IS NOT NULL
-    UNION ALL
-    -- a caller who cannot see other roles' sessions (their state, xact_start and
-    -- backend_type read NULL) cannot tell whether they pin: that counts as a pin
-    SELECT 'gate', NULL::int, current_user::text, NULL::text, NULL::xid, NULL::xid,
-           NULL::interval, true,
-           'this role cannot see other roles'' sessions: grant it pg_read_all_stats'
-     WHERE NOT pg_has_role(current_user, 'pg_read_all_stats', 'USAGE');
-END
-$$;
-
-CREATE OR REPLACE VIEW awa.horizon_pins AS
-SELECT * FROM awa.horizon_pins_at(coalesce(current_setting('awa_bgw.horizon_pin_min_age', true),
-                                           '5s')::interval);
-
-COMMENT ON VIEW awa.horizon_pins IS
-'every holder of the MVCC horizon visible from this database, whether it genuinely pins '
-'it (older than awa_bgw.horizon_pin_min_age) and why';
-
--- The first genuine pin's description, or NULL when nothing pins the horizon.
-CREATE OR REPLACE FUNCTION awa.horizon_pin_holder(p_min_age interval) RETURNS text
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT p.kind || ' ' || coalesce(p.pid::text, p.name) || ': ' || p.reason
-      FROM awa.horizon_pins_at(p_min_age) p WHERE p.pins
-     ORDER BY p.xact_age DESC NULLS LAST LIMIT 1
-$$;
-
-CREATE OR REPLACE FUNCTION awa.horizon_pinned(min_age interval) RETURNS boolean
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$ SELECT awa.horizon_pin_holder(min_age) IS NOT NULL $$;
-
-CREATE OR REPLACE FUNCTION awa.fold_min_age() RETURNS interval
+CREATE OR REPLACE FUNCTION awa.fold_batch_size() RETURNS bigint
 LANGUAGE sql STABLE
-AS $$ SELECT coalesce(current_setting('awa_bgw.horizon_pin_min_age', true), '5s')::interval $$;
+AS $$ SELECT coalesce(current_setting('awa_bgw.fold_batch_size', true), '10000')::bigint $$;
 
--- Drains the rollup deltas into the rollups (GREATEST(0, …) clamp, keys in order), unless
--- the horizon is genuinely pinned.
+-- Drains up to fold_batch_size delta rows into the rollups (GREATEST(0, …) clamp, keys
+-- in order), unless the horizon is genuinely pinned. The rows are picked by a bounded
+-- scan and deleted by ctid; only what the DELETE returned is added, so a concurrent
+-- fold never adds a row twice.
 CREATE OR REPLACE FUNCTION awa.fold_terminal_rollup_deltas(p_schema text,
     OUT outcome text, OUT folded_rows bigint, OUT folded_keys bigint, OUT pin text)
 LANGUAGE plpgsql VOLATILE
@@ -146,6 +30,8 @@ BEGIN
     END IF;
     WITH d AS (
         DELETE FROM awa.queue_terminal_rollup_deltas
+         WHERE ctid = ANY (ARRAY(SELECT ctid FROM awa.queue_terminal_rollup_deltas
+                                  LIMIT awa.fold_batch_size()))
         RETURNING queue, priority, pruned_completed_delta, pruned_failed_delta)
     SELECT coalesce(array_agg(ROW(a.queue, a.priority, a.c, a.f)::awa.rollup_delta
                               ORDER BY a.queue, a.priority), '{}'),
@@ -171,8 +57,9 @@ BEGIN
 END
 $$;
 
--- Trims each ledger to its newest slot_count rows (one wrap), in both authorities,
--- unless the horizon is genuinely pinned.
+-- Trims the ledgers towards their newest slot_count rows (one wrap), oldest rows first
+-- through the primary key, at most fold_batch_size rows in all per call (queue ring
+-- first), unless the horizon is genuinely pinned.
 CREATE OR REPLACE FUNCTION awa.fold_ring_rotation_ledgers(p_schema text,
     OUT outcome text, OUT trimmed_rows bigint, OUT pin text)
 LANGUAGE plpgsql VOLATILE
@@ -181,6 +68,7 @@ AS $$
 DECLARE
     r text;
     n bigint;
+    v_budget bigint := awa.fold_batch_size();
 BEGIN
     PERFORM awa.check_schema(p_schema);
     pin := awa.horizon_pin_holder(awa.fold_min_age());
@@ -190,32 +78,39 @@ BEGIN
     END IF;
     trimmed_rows := 0;
     FOREACH r IN ARRAY ARRAY['queue', 'lease', 'claim'] LOOP
-        EXECUTE format('DELETE FROM awa.%1$I WHERE generation < '
-                       '(SELECT max(generation) FROM awa.%1$I) - ($1 - 1)',
+        EXIT WHEN v_budget <= 0;
+        EXECUTE format('DELETE FROM awa.%1$I WHERE generation < least('
+                       '(SELECT max(generation) FROM awa.%1$I) - ($1 - 1), '
+                       '(SELECT min(generation) FROM awa.%1$I) + $2)',
                        r || '_ring_rotations')
-          USING awa.ring_slot_count(r);
+          USING awa.ring_slot_count(r), v_budget;
         GET DIAGNOSTICS n = ROW_COUNT;
         trimmed_rows := trimmed_rows + n;
+        v_budget := v_budget - n;
     END LOOP;
     outcome := 'folded';
 END
 $$;
 
--- The failed_jobs retention, in small batches, under the same gate.
-CREATE OR REPLACE FUNCTION awa.purge_failed_jobs_gated(p_schema text, OUT outcome text,
-                                            OUT purged bigint, OUT pin text)
+-- Deletes up to fold_batch_size rows of failed_jobs older than awa_bgw.failed_retention,
+-- oldest first through the failed_at index (the scan stops after the batch, however many
+-- younger rows the table holds); the rows are deleted by ctid. The worker calls it again
+-- at once while a call returns a full batch, so thousands of failures a minute are purged
+-- over several short transactions. Ungated: awa.purge_failed_jobs_gated adds the gate.
+CREATE OR REPLACE FUNCTION awa.purge_failed_jobs(p_schema text, OUT purged bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    v_keep interval := coalesce(current_setting('awa_bgw.failed_retention', true),
+                                '7d')::interval;
 BEGIN
     PERFORM awa.check_schema(p_schema);
-    pin := awa.horizon_pin_holder(awa.fold_min_age());
-    IF pin IS NOT NULL THEN
-        outcome := 'stood_down';
-        purged := 0;
-        RETURN;
-    END IF;
-    SELECT p.purged INTO purged FROM awa.purge_failed_jobs(p_schema) p;
-    outcome := 'folded';
+    DELETE FROM awa.failed_jobs
+     WHERE ctid = ANY (ARRAY(SELECT x.ctid FROM awa.failed_jobs x
+                              WHERE x.failed_at < now() - v_keep
+                              ORDER BY x.failed_at
+                              LIMIT awa.fold_batch_size()));
+    GET DIAGNOSTICS purged = ROW_COUNT;
 END
 $$;

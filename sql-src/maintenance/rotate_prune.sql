@@ -111,14 +111,6 @@ BEGIN
 END
 $$;
 
--- The terminal outcomes in a claim slot, as above: none before 0.9, whose closures
--- carry no outcome (done entries do). 0.9 replaces it: its terminal closures are the
--- outcomes (maintenance/0.9/claim_terminal_counts.sql).
-CREATE OR REPLACE FUNCTION awa.claim_slot_terminal_counts(p_slot int)
-RETURNS TABLE (queue text, priority smallint, completed bigint, failed bigint)
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$ SELECT NULL::text, NULL::smallint, NULL::bigint, NULL::bigint WHERE false $$;
 
 -- What prune records of a slot it is about to truncate, after carry-forward, per ring:
 -- the queue ring's terminal outcomes (its done entries), the claim ring's (0.9); the

@@ -1,45 +1,36 @@
--- Ring state singletons (cold config; the compat cursor columns) and slot rows (the
--- row-lock targets of prune), as 0.6 created them; 0.7 keeps the compat columns
--- (current_slot, generation and the slots' generation) until the 0.8 contract.
+-- Ring state singletons (cold config) and slot rows (the row-lock targets of prune).
+-- 0.8: the compat cursor columns and the slots' generation are gone; the ledger is the
+-- cursor.
 
 CREATE TABLE awa.queue_ring_state (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
     slot_count int NOT NULL CHECK (slot_count = 16),
-    current_slot int,
-    generation bigint,
     terminal_counter_trusted_at timestamptz
 ) WITH (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.0,
         autovacuum_vacuum_threshold = 50);
 
 CREATE TABLE awa.lease_ring_state (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-    slot_count int NOT NULL CHECK (slot_count = 8),
-    current_slot int,
-    generation bigint
+    slot_count int NOT NULL CHECK (slot_count = 8)
 ) WITH (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.0,
         autovacuum_vacuum_threshold = 50);
 
 CREATE TABLE awa.claim_ring_state (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-    slot_count int NOT NULL CHECK (slot_count = 8),
-    current_slot int,
-    generation bigint
+    slot_count int NOT NULL CHECK (slot_count = 8)
 ) WITH (fillfactor = 50, autovacuum_vacuum_scale_factor = 0.0,
         autovacuum_vacuum_threshold = 50);
 
 CREATE TABLE awa.queue_ring_slots (
-    slot int PRIMARY KEY CHECK (slot >= 0 AND slot < 16),
-    generation bigint NOT NULL DEFAULT -1
+    slot int PRIMARY KEY CHECK (slot >= 0 AND slot < 16)
 ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.0,
         autovacuum_vacuum_threshold = 50);
 CREATE TABLE awa.lease_ring_slots (
-    slot int PRIMARY KEY CHECK (slot >= 0 AND slot < 8),
-    generation bigint NOT NULL DEFAULT -1
+    slot int PRIMARY KEY CHECK (slot >= 0 AND slot < 8)
 ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.0,
         autovacuum_vacuum_threshold = 50);
 CREATE TABLE awa.claim_ring_slots (
-    slot int PRIMARY KEY CHECK (slot >= 0 AND slot < 8),
-    generation bigint NOT NULL DEFAULT -1
+    slot int PRIMARY KEY CHECK (slot >= 0 AND slot < 8)
 ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.0,
         autovacuum_vacuum_threshold = 50);
 

@@ -1,4 +1,0 @@
--- 0.6: maintenance and internals are revoked from PUBLIC.
-
-REVOKE ALL ON ALL TABLES IN SCHEMA awa FROM PUBLIC;
-REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA awa FROM PUBLIC;

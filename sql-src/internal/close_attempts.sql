@@ -1,0 +1,18 @@
+-- Closing attempts (docs/storage.md §A.15): one row per attempt, its closure in the
+-- receipt's claim slot, carrying the outcome, the job's terminal state (p_state: NULL
+-- while the job goes on) and the error of a final failure. No done entry: the closure
+-- is the outcome, counted where it lies and folded into the rollups by the claim prune
+-- that truncates it. src/complete.c writes the same row for the C paths. The one place
+-- in SQL that writes closures (fail_attempt for rescue, cancel, cancel_queue). The
+-- caller holds the attempts' locks.
+CREATE OR REPLACE FUNCTION awa.close_attempts(p_receipts awa.lease_claims[], p_outcome text,
+                                              p_state text, p_error text)
+RETURNS void
+LANGUAGE sql VOLATILE
+AS $$
+    INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, job_id, run_lease,
+                                          outcome, state, error)
+    SELECT c.claim_slot, c.claim_generation, c.job_id, c.run_lease, p_outcome, p_state,
+           p_error
+      FROM unnest(p_receipts) c
+$$;
