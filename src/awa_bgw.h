@@ -18,8 +18,12 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 
-/* The semver this library reports as its binary_version. */
-#define AWA_BGW_BINARY_VERSION	"0.7.0"
+/*
+ * The library's own version, as the semver it reports as its binary_version in
+ * awa.runtime_instances: the newest extension version it ships (default_version in
+ * awa_bgw.control; t/001 checks that they agree).
+ */
+#define AWA_BGW_BINARY_VERSION	"0.10.0"
 /*
  * The extension versions this library maintains (src/step.c, extension_state):
  * 0.7 (either authority), 0.8, 0.9 (the data plane of snapshot windows) and

@@ -276,12 +276,16 @@ is(leader_lock_holders(), $worker_pid,
 	'the worker holds advisory lock 4708303813012965710');
 
 #---------------------------------------------------------------------------
-# 3. Runtime heartbeat: own row, binary_version 0.7.0, last_seen_at moves.
+# 3. Runtime heartbeat: own row, binary_version the library's own (awa_bgw.control's
+# default_version as semver), last_seen_at moves.
 
+my ($default_version) = slurp_file('awa_bgw.control') =~ /^default_version = '([0-9.]+)'/m
+  or die 'no default_version in awa_bgw.control';
+my $binary_version = "$default_version.0";
 wait_until(
 	'worker registers in awa.runtime_instances',
 	qq{SELECT count(*) FROM awa.runtime_instances
-	    WHERE pid = $worker_pid AND binary_version = '0.7.0'}, '1');
+	    WHERE pid = $worker_pid AND binary_version = '$binary_version'}, '1');
 my $seen = sql(
 	"SELECT last_seen_at FROM awa.runtime_instances WHERE pid = $worker_pid");
 wait_until(
@@ -756,7 +760,7 @@ ok(counter('rotations', 'queue', 'rotated') >= 1,
 wait_until(
 	'the new worker registers in awa.runtime_instances',
 	qq{SELECT count(*) FROM awa.runtime_instances
-	    WHERE pid = $new_pid AND binary_version = '0.7.0'
+	    WHERE pid = $new_pid AND binary_version = '$binary_version'
 	      AND instance_id::text NOT LIKE '00000000-0000-4000-8000-%'}, '1');
 
 #---------------------------------------------------------------------------

@@ -213,9 +213,11 @@ is( $standby->safe_psql('postgres',
 		    FROM awa.xid_space}),
 	'own true', 'promoted: the mark of the xid space is this cluster\'s');
 is($standby->count_in_log(qr/rebased the jobs of database/), 0, 'promoted: nothing was rebased');
+my ($default_version) = slurp_file('awa_bgw.control') =~ /^default_version = '([0-9.]+)'/m
+  or die 'no default_version in awa_bgw.control';
 $standby->wait_for(
 	'promoted worker heartbeats',
 	"SELECT count(*) FROM awa.runtime_instances
-	  WHERE pid = $standby_pid AND binary_version = '0.7.0'", '1');
+	  WHERE pid = $standby_pid AND binary_version = '$default_version.0'", '1');
 
 done_testing();
