@@ -25,7 +25,7 @@
  */
 #define AWA_BGW_BINARY_VERSION	"0.10.0"
 /*
- * The extension versions this library maintains (src/step.c, extension_state):
+ * The extension versions this library maintains (src/worker/step.c, extension_state):
  * 0.7 (either authority), 0.8, 0.9 (the data plane of snapshot windows) and
  * 0.10 (the windows with the mark of their xid space). Any other (0.6):
  * needs_upgrade, to AWA_BGW_SCHEMA_VERSION_LATEST.

@@ -14,7 +14,7 @@
  * held: no allocation, no ereport; what is to be reported or formatted is
  * copied out first.
  *
- * src/shmem.c
+ * src/status/shmem.c
  *
  *-------------------------------------------------------------------------
  */

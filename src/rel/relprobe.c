@@ -13,7 +13,7 @@
  * sees rows that no snapshot and no row-level security policy would show, it
  * probes only tables of schema awa without row-level security.
  *
- * src/relprobe.c
+ * src/rel/relprobe.c
  *
  *-------------------------------------------------------------------------
  */

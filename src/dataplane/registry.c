@@ -18,7 +18,7 @@
  *	awa.reserve_queue_registration()	-> others in flight, or -1 when no
  *										   entry is free (then not counted)
  *
- * src/registry.c
+ * src/dataplane/registry.c
  *
  *-------------------------------------------------------------------------
  */

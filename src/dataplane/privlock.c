@@ -26,7 +26,7 @@
  * sql-src/internal/private_locks.sql (awa.claim_lock_key, awa.attempt_lock_key):
  * a C claim and an SQL cancel or prune must take the very same lock.
  *
- * src/privlock.c
+ * src/dataplane/privlock.c
  *
  *-------------------------------------------------------------------------
  */

@@ -7,7 +7,7 @@
  *	  writes anything. What is decided, and under which lock, lives in SQL;
  *	  this file only passes the arguments, NULLs included.
  *
- * src/unique.c
+ * src/dataplane/unique.c
  *
  *-------------------------------------------------------------------------
  */
@@ -19,7 +19,7 @@
 #include "parser/parse_func.h"
 #include "utils/builtins.h"
 
-#include "src/dataplane.h"
+#include "src/dataplane/probes.h"
 
 /*
  * awa.unique_job(queue, key, unique_for, unique_states, job_id): the id of the

@@ -2,7 +2,7 @@
  *
  * claim.c
  *	  The 0.9 claim in C (docs/storage.md §A.3, §A.13): awa.claim_now(queue,
- *	  max_batch, deadline), called by awa.claim (src/wait.c).
+ *	  max_batch, deadline), called by awa.claim (src/dataplane/wait.c).
  *
  * What it does is what the PL/pgSQL claim of 0.9 did, step for step, without
  * the interpreter, the partition routing and the executor start-up of each
@@ -10,19 +10,19 @@
  *	- validation (READ COMMITTED; awa.check_claim's rules and messages);
  *	- the queue's lanes (an index scan of awa.queue_lanes), in claim order:
  *	  priority, then shards starting at this backend's own;
- *	- per lane, while jobs are wanted: the empty-lane mark (src/lanemarks.c);
+ *	- per lane, while jobs are wanted: the empty-lane mark (src/dataplane/lanemarks.c);
  *	  the lane's claim lock, tried (the lanes of a priority in two passes:
  *	  every free one first, then, while nothing has been taken, each busy one
  *	  that looks as if it had work is waited for up to 10 ms); a
  *	  fresh snapshot, taken after the lock; the lane's window read
- *	  (src/windows.c); one receipt per entry taken, inserted straight into
+ *	  (src/dataplane/windows.c); one receipt per entry taken, inserted straight into
  *	  the lease_claims child of the current claim slot, in (txid, lane_seq)
  *	  order with claim_seq from awa.claim_seq, the window on the receipt that
  *	  ends the read; a lane that gave nothing is unlocked and marked empty,
  *	  one that gave jobs is noted for the end of the transaction
- *	  (src/wait.c).
+ *	  (src/dataplane/wait.c).
  *
- * src/claim.c
+ * src/dataplane/claim.c
  *
  *-------------------------------------------------------------------------
  */
@@ -52,7 +52,7 @@
 #include "utils/tuplestore.h"
 
 #include "src/awa_bgw.h"
-#include "src/dataplane.h"
+#include "src/dataplane/probes.h"
 
 PG_FUNCTION_INFO_V1(awa_claim_now);
 

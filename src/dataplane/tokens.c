@@ -15,7 +15,7 @@
  *
  *	awa.lease_token()	a fresh token
  *
- * src/tokens.c
+ * src/dataplane/tokens.c
  *
  *-------------------------------------------------------------------------
  */

@@ -42,7 +42,7 @@
  *	awa.claim_waiters()						who waits (pid, database, since)
  *	awa.note_resumed(queue)					a resume: wake all its waiters
  *
- * src/wait.c
+ * src/dataplane/wait.c
  *
  *-------------------------------------------------------------------------
  */
@@ -113,7 +113,7 @@ typedef struct WaitState
 typedef struct WakeNote
 {
 	uint32		queue_hash;
-	int32		lane;			/* its lane marks are bumped (src/lanemarks.c); -1:
+	int32		lane;			/* its lane marks are bumped (src/dataplane/lanemarks.c); -1:
 								 * a resume, which wakes every waiter */
 	int			level;			/* transaction nesting level that noted it */
 	int			enqueued;
@@ -328,7 +328,7 @@ note_for(text *queue, int32 lane)
 /*
  * awa.note_enqueued(queue, n, lane, ready_slot): this transaction entered n
  * due jobs into the lane, in the ready child of ready_slot (whose txid bound
- * is raised at once, src/lanemarks.c)
+ * is raised at once, src/dataplane/lanemarks.c)
  */
 void
 awa_note_enqueued_lane(text *queue, int jobs, int32 lane, int32 ready_slot)
@@ -369,7 +369,7 @@ awa_note_claimed(PG_FUNCTION_ARGS)
 
 /*
  * awa.note_resumed(queue): this transaction resumed the queue; when it
- * commits, every claim waiting for the queue wakes (src/queuepolicy.c).
+ * commits, every claim waiting for the queue wakes (src/dataplane/queuepolicy.c).
  */
 Datum
 awa_note_resumed(PG_FUNCTION_ARGS)

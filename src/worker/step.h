@@ -4,7 +4,7 @@
  *	  The step runner: one maintenance operation in one transaction, and its
  *	  result read by column name with the types the SQL function declares.
  *
- * src/step.h
+ * src/worker/step.h
  *
  *-------------------------------------------------------------------------
  */

@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
- * dataplane.h
- *	  The ring-child scan helpers of the hot-path probes (dataplane.c), shared
+ * probes.h
+ *	  The ring-child scan helpers of the hot-path probes (probes.c), shared
  *	  with the 0.9 snapshot-window probes (windows.c).
  *
- * src/dataplane.h
+ * src/dataplane/probes.h
  *
  *-------------------------------------------------------------------------
  */
@@ -50,7 +50,7 @@ typedef struct WindowEntry
 #define AWA_INSERT_BATCH 64
 #define AWA_INSERT_BYTES (1024 * 1024)
 
-/* direct inserts into one ring child (dataplane.c) */
+/* direct inserts into one ring child (probes.c) */
 typedef struct RowInserter
 {
 	Relation	rel;

@@ -14,7 +14,7 @@
  * (awa.note_enqueued: the slot's txid bound at once, the wake-ups and the
  * lane's mark at commit). No lock is taken but the child's ROW EXCLUSIVE.
  *
- * src/enqueue.c
+ * src/dataplane/enqueue.c
  *
  *-------------------------------------------------------------------------
  */
@@ -45,7 +45,7 @@
 #include "utils/xid8.h"
 
 #include "src/awa_bgw.h"
-#include "src/dataplane.h"
+#include "src/dataplane/probes.h"
 
 PG_FUNCTION_INFO_V1(awa_enqueue_ready);
 PG_FUNCTION_INFO_V1(awa_enqueue);

@@ -14,7 +14,7 @@
  * order; then awa_enqueue_jobs (enqueue.c). The job ids come back in input
  * order.
  *
- * src/enqueue_batch.c
+ * src/dataplane/enqueue_batch.c
  *
  *-------------------------------------------------------------------------
  */
@@ -29,7 +29,7 @@
 #include "utils/tuplestore.h"
 
 #include "src/awa_bgw.h"
-#include "src/dataplane.h"
+#include "src/dataplane/probes.h"
 
 PG_FUNCTION_INFO_V1(awa_enqueue_batch);
 

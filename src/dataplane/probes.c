@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * dataplane.c
+ * probes.c
  *	  The per-slot probes of the hot paths (enqueue, claim, complete), as
  *	  direct index scans on the named ring children: no SPI, no planning.
  *
@@ -28,7 +28,7 @@
  * The ring cursor and the slot counts are arguments, read by the callers: the
  * 0.6 data plane reads its cursor from the compat columns.
  *
- * src/dataplane.c
+ * src/dataplane/probes.c
  *
  *-------------------------------------------------------------------------
  */
@@ -65,7 +65,7 @@
 #include "utils/tuplestore.h"
 
 #include "src/compat.h"
-#include "src/dataplane.h"
+#include "src/dataplane/probes.h"
 
 PG_FUNCTION_INFO_V1(awa_ring_cursor);
 PG_FUNCTION_INFO_V1(awa_ring_cursor_ledger);
@@ -246,8 +246,8 @@ read_singleton(Oid nsp, const char *table, int ncols, const char *const *cols,
 }
 
 /*
- * Direct inserts into a ring child (the C hot paths, src/claim.c,
- * src/complete.c and src/enqueue.c): the heap tuples and their index entries,
+ * Direct inserts into a ring child (the C hot paths, src/dataplane/claim.c,
+ * src/dataplane/complete.c and src/dataplane/enqueue.c): the heap tuples and their index entries,
  * as an INSERT into the child would write them. The callers give every column
  * (defaults are theirs to compute); the ring children have no triggers and no
  * constraints but NOT NULL, the partition bound and the fixed CHECKs of an

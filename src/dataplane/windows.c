@@ -32,7 +32,7 @@
  * gave nothing are released at once, so that, as in 0.7, a transaction left
  * open after a claim holds only the children it took from (DESIGN §3.7).
  *
- * src/windows.c
+ * src/dataplane/windows.c
  *
  *-------------------------------------------------------------------------
  */
@@ -58,7 +58,7 @@
 
 #include "src/compat.h"
 #include "src/awa_bgw.h"
-#include "src/dataplane.h"
+#include "src/dataplane/probes.h"
 
 PG_FUNCTION_INFO_V1(awa_window_position);
 PG_FUNCTION_INFO_V1(awa_window_claimables);
@@ -86,7 +86,7 @@ typedef struct Position
 	int64		claim_seq;
 } Position;
 
-/* One entry a window scan found (dataplane.h). */
+/* One entry a window scan found (probes.h). */
 typedef WindowEntry Cand;
 
 /* The relations one read of a child opened (and locked). */
@@ -464,7 +464,7 @@ child_empty(Relation ready, int slot)
  * the hint) stops at the first child that has one.
  *
  * An entry of W(lo, hi) is not visible in lo, so its txid is at least
- * xmin(lo): a child whose txid bound (src/lanemarks.c, read after this
+ * xmin(lo): a child whose txid bound (src/dataplane/lanemarks.c, read after this
  * statement's snapshot was taken) is below that has none, and is not opened.
  */
 static void
@@ -588,7 +588,7 @@ lane_takes(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 cl
 	return taken;
 }
 
-/* lane_takes for a claim (src/claim.c): entries in out's layout */
+/* lane_takes for a claim (src/dataplane/claim.c): entries in out's layout */
 List *
 window_take(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 claim_slots,
 			int32 queue_slots, TupleDesc out, Datum *win_lo, Datum *win_hi)

@@ -21,7 +21,7 @@
  * awa_bgw.leader_retry_interval and after each reload. A reload, and
  * awa.wake() from any session of its database, make every step due at once.
  *
- * src/worker.c
+ * src/worker/worker.c
  *
  *-------------------------------------------------------------------------
  */
@@ -45,9 +45,9 @@
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
-#include "src/autoflip.h"
-#include "src/step.h"
-#include "src/worker_args.h"
+#include "src/worker/autoflip.h"
+#include "src/worker/step.h"
+#include "src/worker/worker_args.h"
 
 #define IDLE_RECHECK_MS		1000
 /* one pass's budget for the failed_jobs retention; the next pass goes on at once */

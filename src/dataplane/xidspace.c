@@ -12,7 +12,7 @@
  * retry, claims) adopt; readers of windows refuse any state but own and
  * fresh. A backend's verdict "own" is kept until the mark changes: the
  * statement trigger awa.xid_space_changed sends a relcache invalidation of
- * the table at commit, and src/relcache.c's callback passes it here, so in
+ * the table at commit, and src/rel/relcache.c's callback passes it here, so in
  * the steady state a check is one test of a flag. A change to
  * pg_subscription_rel drops the verdict too: a database whose awa tables are
  * subscribed by logical replication is refused. Before 0.10 there is no
@@ -22,7 +22,7 @@
  *	awa.xid_space_changed()			the statement trigger of awa.xid_space
  *	awa.xid_space_settle()			the worker's check: own, or what it waits for
  *
- * src/xidspace.c
+ * src/dataplane/xidspace.c
  *
  *-------------------------------------------------------------------------
  */
@@ -39,7 +39,7 @@
 #include "utils/syscache.h"
 
 #include "src/awa_bgw.h"
-#include "src/dataplane.h"
+#include "src/dataplane/probes.h"
 
 PG_FUNCTION_INFO_V1(awa_cluster_system_identifier);
 PG_FUNCTION_INFO_V1(awa_xid_space_changed);
@@ -56,7 +56,7 @@ static Oid	space_relid = InvalidOid;
 static uint64 space_invals = 0;
 
 /*
- * From src/relcache.c's callback: a change to awa.xid_space (or a reset)
+ * From src/rel/relcache.c's callback: a change to awa.xid_space (or a reset)
  * makes the verdict stale; the next check reads the mark again.
  */
 void

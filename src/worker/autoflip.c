@@ -14,7 +14,7 @@
  * without force; the SQL checks the gate again under its locks. The window
  * lives in this process only, so a new leader starts a new one.
  *
- * src/autoflip.c
+ * src/worker/autoflip.c
  *
  *-------------------------------------------------------------------------
  */
@@ -23,8 +23,8 @@
 #include "catalog/pg_type.h"
 #include "utils/timestamp.h"
 
-#include "src/autoflip.h"
-#include "src/step.h"
+#include "src/worker/autoflip.h"
+#include "src/worker/step.h"
 
 /* The window closes: leadership lost, auto-flip turned off, a blocker seen. */
 void

@@ -3,7 +3,7 @@
  * autoflip.h
  *	  The leader's auto-flip of the ring cursor authority.
  *
- * src/autoflip.h
+ * src/worker/autoflip.h
  *
  *-------------------------------------------------------------------------
  */

@@ -21,7 +21,7 @@
  * seconds (its own short back-off, not the crash back-off) until a slot
  * frees; then it logs that the worker started.
  *
- * src/launcher.c
+ * src/worker/launcher.c
  *
  *-------------------------------------------------------------------------
  */
@@ -51,7 +51,7 @@
 #include "utils/varlena.h"
 
 #include "src/awa_bgw.h"
-#include "src/worker_args.h"
+#include "src/worker/worker_args.h"
 
 #define LAUNCHER_NAPTIME_MS		1000
 #define BACKOFF_MIN_MS			1000

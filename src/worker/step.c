@@ -16,7 +16,7 @@
  * kept in the worker's status, and the worker goes on. FATAL (SIGTERM,
  * postmaster death) is not caught.
  *
- * src/step.c
+ * src/worker/step.c
  *
  *-------------------------------------------------------------------------
  */
@@ -40,7 +40,7 @@
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
-#include "src/step.h"
+#include "src/worker/step.h"
 
 static void record_error(const char *label, ErrorData *edata);
 

@@ -11,13 +11,13 @@
  * run_lease), the first one holding it; open when its slot has no closure
  * for it); then what close_attempts writes for 'completed': one closure,
  * in the receipt's claim slot, with the state 'completed' (§A.15: no done
- * entry). The row goes straight into the ring child (dataplane.c's row
+ * entry). The row goes straight into the ring child (probes.c's row
  * inserter). complete_batch does the same for up to 1000
  * attempts, their locks taken in key order, then their receipts found under
  * one snapshot taken after the last lock (one read of the claim cursor, one
  * scan per claim child rescanned per attempt: ReceiptFinder).
  *
- * src/complete.c
+ * src/dataplane/complete.c
  *
  *-------------------------------------------------------------------------
  */
@@ -40,7 +40,7 @@
 #include "utils/timestamp.h"
 
 #include "src/awa_bgw.h"
-#include "src/dataplane.h"
+#include "src/dataplane/probes.h"
 
 PG_FUNCTION_INFO_V1(awa_complete);
 PG_FUNCTION_INFO_V1(awa_complete_batch);

@@ -14,7 +14,7 @@
  * DROP and CREATE EXTENSION). A mark is trusted while the slot's epoch still
  * equals the mark's.
  *
- * What bumps a lane's epoch (src/wait.c calls awa_lane_bump):
+ * What bumps a lane's epoch (src/dataplane/wait.c calls awa_lane_bump):
  *	- the commit of a transaction that enqueued into the lane, after the
  *	  commit is visible to new snapshots;
  *	- the abort (of the transaction or of a subtransaction) of a claim that
@@ -35,7 +35,7 @@
  *	awa.lane_look(lane)				the epoch to remember, NULL: known empty
  *	awa.lane_seen_empty(lane, epoch)	leaves the mark
  *
- * src/lanemarks.c
+ * src/dataplane/lanemarks.c
  *
  *-------------------------------------------------------------------------
  */
@@ -56,7 +56,7 @@
 #include "utils/lsyscache.h"
 
 #include "src/awa_bgw.h"
-#include "src/dataplane.h"
+#include "src/dataplane/probes.h"
 
 PG_FUNCTION_INFO_V1(awa_lane_look);
 PG_FUNCTION_INFO_V1(awa_lane_seen_empty);

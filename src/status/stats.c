@@ -13,7 +13,7 @@
  * shutdown. The entry table and its lock are this file's own: an entry is
  * taken (dboid, dbname) under the lock; the counters themselves take no lock.
  *
- * src/stats.c
+ * src/status/stats.c
  *
  *-------------------------------------------------------------------------
  */

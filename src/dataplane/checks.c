@@ -10,7 +10,7 @@
  * keep), in the same order; sql/06_api.sql and sql/10_hostile.sql check them
  * on every version.
  *
- * src/checks.c
+ * src/dataplane/checks.c
  *
  *-------------------------------------------------------------------------
  */

@@ -4,7 +4,7 @@
  *	  What the launcher hands a maintenance worker in bgw_extra: plain
  *	  values only (a dynamic worker gets a copy of the registration).
  *
- * src/worker_args.h
+ * src/worker/worker_args.h
  *
  *-------------------------------------------------------------------------
  */

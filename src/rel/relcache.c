@@ -11,14 +11,14 @@
  * REINDEX of either sends one), and the whole cache by a reset (an
  * invalidation of every relation) or by any change to pg_namespace. Only
  * relations that exist are cached; a name that is missing is looked up again
- * each time. The same callback tells src/queuepolicy.c of changes to the
- * per-queue policy tables, and src/xidspace.c of changes to the mark of the
+ * each time. The same callback tells src/dataplane/queuepolicy.c of changes to the
+ * per-queue policy tables, and src/dataplane/xidspace.c of changes to the mark of the
  * xid space: their statement triggers (awa_table_changed_trigger) send the
  * relcache invalidation of their table at commit. A stale OID could only come from an invalidation not yet read,
  * and table_open reads them when it takes its lock, as it does for an OID
  * found through the syscache.
  *
- * src/relcache.c
+ * src/rel/relcache.c
  *
  *-------------------------------------------------------------------------
  */
@@ -38,7 +38,7 @@
 #include "utils/syscache.h"
 
 #include "src/awa_bgw.h"
-#include "src/dataplane.h"
+#include "src/dataplane/probes.h"
 
 #define KEY_LEN (NAMEDATALEN * 2)
 

@@ -18,7 +18,7 @@
  *	- heartbeat: a row into the lease child of the current lease slot.
  * The worker's rescue keeps calling the SQL fail_attempt.
  *
- * src/attempts.c
+ * src/dataplane/attempts.c
  *
  *-------------------------------------------------------------------------
  */
@@ -35,7 +35,7 @@
 #include "utils/timestamp.h"
 
 #include "src/awa_bgw.h"
-#include "src/dataplane.h"
+#include "src/dataplane/probes.h"
 
 PG_FUNCTION_INFO_V1(awa_fail);
 PG_FUNCTION_INFO_V1(awa_heartbeat);

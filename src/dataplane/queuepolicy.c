@@ -17,13 +17,13 @@
  *
  * Every change to either table fires awa.queue_policy_changed, a statement
  * trigger that sends a relcache invalidation of the table at commit; the
- * relcache callback of src/relcache.c passes it here, and the next lookup
+ * relcache callback of src/rel/relcache.c passes it here, and the next lookup
  * drops every entry. Each lookup first reads pending invalidations, so a
  * change is seen by every call that starts after its COMMIT returned. A
  * paused entry is read again at each claim (a resume must be seen by the
  * claimer its commit wakes, which may run before the invalidation is sent).
  *
- * src/queuepolicy.c
+ * src/dataplane/queuepolicy.c
  *
  *-------------------------------------------------------------------------
  */
@@ -46,7 +46,7 @@
 #include "utils/snapmgr.h"
 
 #include "src/awa_bgw.h"
-#include "src/dataplane.h"
+#include "src/dataplane/probes.h"
 
 PG_FUNCTION_INFO_V1(awa_queue_allowed);
 PG_FUNCTION_INFO_V1(awa_require_queue_privilege);
@@ -79,7 +79,7 @@ static Oid	grants_relid = InvalidOid;
 static Oid	pauses_relid = InvalidOid;
 
 /*
- * From src/relcache.c's callback: a change to a policy table (or a reset)
+ * From src/rel/relcache.c's callback: a change to a policy table (or a reset)
  * makes every entry stale. They are dropped at the next lookup, never under
  * a check that may be using one.
  */
