@@ -179,7 +179,7 @@ awa_heartbeat(PG_FUNCTION_ARGS)
 		PG_RETURN_BOOL(false);
 	}
 	nsp = awa_namespace();
-	if (!ring_cursor_read(nsp, "lease", &slot, &gen))
+	if (!awa_ring_cursor_read(nsp, "lease", &slot, &gen))
 		elog(ERROR, "the lease ring has no cursor");
 	v[0] = Int32GetDatum(slot);
 	v[1] = Int64GetDatum(gen);
@@ -188,7 +188,7 @@ awa_heartbeat(PG_FUNCTION_ARGS)
 	v[4] = TimestampTzGetDatum(GetCurrentTimestamp());
 	v[5] = PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2);
 	n[5] = PG_ARGISNULL(2);
-	rel = open_table_for(nsp, "leases", slot, RowExclusiveLock);
+	rel = awa_open_table_for(nsp, "leases", slot, RowExclusiveLock);
 	awa_insert_named(rel, lengthof(cols), cols, v, n);
 	table_close(rel, NoLock);
 	PopActiveSnapshot();

@@ -149,15 +149,15 @@ static List *
 queue_lanes(Oid nsp, text *queue)
 {
 	static const char *const cols[] = {"queue", "priority", "shard"};
-	Relation	heap = open_table(nsp, "queue_lanes", -1);
-	AttrNumber	a_lane = column_number(heap, "lane_id");
-	AttrNumber	a_prio = column_number(heap, "priority");
-	AttrNumber	a_shard = column_number(heap, "shard");
+	Relation	heap = awa_open_table(nsp, "queue_lanes", -1);
+	AttrNumber	a_lane = awa_column_number(heap, "lane_id");
+	AttrNumber	a_prio = awa_column_number(heap, "priority");
+	AttrNumber	a_shard = awa_column_number(heap, "shard");
 	ChildScan	cs;
 	ScanKeyData key;
 	List	   *lanes = NIL;
 
-	child_scan_begin(&cs, heap, open_index(heap, 3, cols), 1);
+	awa_child_scan_begin(&cs, heap, awa_open_index(heap, 3, cols), 1);
 	ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
 						   cs.index->rd_indcollation[0], F_TEXTEQ, PointerGetDatum(queue));
 	index_rescan(cs.scan, &key, 1, NULL, 0);
@@ -166,12 +166,12 @@ queue_lanes(Oid nsp, text *queue)
 		Lane	   *l = palloc(sizeof(Lane));
 		bool		isnull;
 
-		l->lane_id = get_int32(cs.slot, a_lane, &isnull);
+		l->lane_id = awa_get_int32(cs.slot, a_lane, &isnull);
 		l->priority = DatumGetInt16(slot_getattr(cs.slot, a_prio, &isnull));
-		l->shard = get_int32(cs.slot, a_shard, &isnull);
+		l->shard = awa_get_int32(cs.slot, a_shard, &isnull);
 		lanes = lappend(lanes, l);
 	}
-	child_scan_end(&cs);
+	awa_child_scan_end(&cs);
 	list_sort(lanes, lane_cmp);
 	return lanes;
 }
@@ -195,7 +195,7 @@ result_map(TupleDesc result, Relation child)
 	int			i;
 
 	for (i = 0; i < result->natts; i++)
-		map[i] = column_number(child, NameStr(TupleDescAttr(result, i)->attname));
+		map[i] = awa_column_number(child, NameStr(TupleDescAttr(result, i)->attname));
 	return map;
 }
 
@@ -258,8 +258,8 @@ insert_receipts(Claim *c, Relation child, List *taken, WindowEntry *last,
 		deadline = DirectFunctionCall2(timestamptz_pl_interval, TimestampTzGetDatum(now),
 									   IntervalPGetDatum(c->deadline));
 	for (i = 0; i < R_NCOLS; i++)
-		at[i] = column_number(child, receipt_set[i]);
-	row_inserter_begin(&ri, child);
+		at[i] = awa_column_number(child, receipt_set[i]);
+	awa_row_inserter_begin(&ri, child);
 	list_sort(taken, entry_cmp);
 	foreach(lc, taken)
 	{
@@ -278,10 +278,10 @@ insert_receipts(Claim *c, Relation child, List *taken, WindowEntry *last,
 				set_col(e, at[R_LO], win_lo);
 			set_col(e, at[R_HI], win_hi);
 		}
-		row_inserter_put(&ri, e->values, e->nulls);
+		awa_row_inserter_put(&ri, e->values, e->nulls);
 		put_result(c, map, e);
 	}
-	row_inserter_end(&ri);
+	awa_row_inserter_end(&ri);
 }
 
 /* The lane's claim lock, tried; a busy lane is waited for only as a hint says. */
@@ -297,9 +297,9 @@ lock_lane(Claim *c, int32 lane, int64 key)
 	if (c->no_wait || c->left < c->max_batch)
 		return false;
 	/* read without the lock, with the statement's snapshot: a hint */
-	if (!ring_cursor_read(c->nsp, "claim", &c->claim_slot, &c->claim_gen) ||
-		window_take(lane, 1, c->claim_slot, c->claim_gen, AWA_CLAIM_SLOTS, AWA_QUEUE_SLOTS,
-					NULL, &lo, &hi) == NIL)
+	if (!awa_ring_cursor_read(c->nsp, "claim", &c->claim_slot, &c->claim_gen) ||
+		awa_window_take(lane, 1, c->claim_slot, c->claim_gen, AWA_CLAIM_SLOTS,
+						AWA_QUEUE_SLOTS, NULL, &lo, &hi) == NIL)
 		return false;
 	return awa_private_lock_for(key, AWA_BUSY_LANE_MS);
 }
@@ -332,12 +332,13 @@ claim_lane(Claim *c, int32 lane)
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	n = 0;
-	if (ring_cursor_read(c->nsp, "claim", &c->claim_slot, &c->claim_gen))
+	if (awa_ring_cursor_read(c->nsp, "claim", &c->claim_slot, &c->claim_gen))
 	{
-		check_slots(c->claim_slot, c->claim_gen, AWA_CLAIM_SLOTS);
-		child = open_table_for(c->nsp, "lease_claims", c->claim_slot, RowExclusiveLock);
-		taken = window_take(lane, c->left, c->claim_slot, c->claim_gen, AWA_CLAIM_SLOTS,
-							AWA_QUEUE_SLOTS, RelationGetDescr(child), &lo, &hi);
+		awa_check_slots(c->claim_slot, c->claim_gen, AWA_CLAIM_SLOTS);
+		child = awa_open_table_for(c->nsp, "lease_claims", c->claim_slot, RowExclusiveLock);
+		taken = awa_window_take(lane, c->left, c->claim_slot, c->claim_gen,
+								AWA_CLAIM_SLOTS, AWA_QUEUE_SLOTS, RelationGetDescr(child),
+								&lo, &hi);
 		n = list_length(taken);
 		if (n > 0)
 			insert_receipts(c, child, taken, llast(taken), lo, hi);

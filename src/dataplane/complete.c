@@ -86,9 +86,9 @@ finder_begin(ReceiptFinder *f, Oid nsp)
 {
 	memset(f, 0, sizeof(*f));
 	f->nsp = nsp;
-	f->have_cursor = ring_cursor_read(nsp, "claim", &f->claim_slot, &f->claim_gen);
+	f->have_cursor = awa_ring_cursor_read(nsp, "claim", &f->claim_slot, &f->claim_gen);
 	if (f->have_cursor)
-		check_slots(f->claim_slot, f->claim_gen, AWA_CLAIM_SLOTS);
+		awa_check_slots(f->claim_slot, f->claim_gen, AWA_CLAIM_SLOTS);
 }
 
 /* the scan of slot k back (family 0: lease_claims, 1: lease_claim_closures) */
@@ -100,13 +100,13 @@ finder_scan(ReceiptFinder *f, int family, int k)
 
 	if (f->scans[family][k].heap == NULL)
 	{
-		Relation	heap = open_table(f->nsp,
-									  family == 0 ? "lease_claims" : "lease_claim_closures",
-									  ring_slot(f->claim_slot, k, AWA_CLAIM_SLOTS));
+		const char *table = family == 0 ? "lease_claims" : "lease_claim_closures";
+		Relation	heap = awa_open_table(f->nsp, table,
+										  awa_ring_slot(f->claim_slot, k, AWA_CLAIM_SLOTS));
 
-		child_scan_begin(&f->scans[family][k], heap, open_index(heap, 2, cols), 2);
+		awa_child_scan_begin(&f->scans[family][k], heap, awa_open_index(heap, 2, cols), 2);
 		for (i = 0; family == 0 && i < AWA_RECEIPT_COLS; i++)
-			f->atts[k][i] = column_number(heap, receipt_cols[i]);
+			f->atts[k][i] = awa_column_number(heap, receipt_cols[i]);
 	}
 	return &f->scans[family][k];
 }
@@ -152,7 +152,7 @@ finder_end(ReceiptFinder *f)
 	for (family = 0; family < 2; family++)
 		for (k = 0; k < AWA_CLAIM_SLOTS; k++)
 			if (f->scans[family][k].heap != NULL)
-				child_scan_end(&f->scans[family][k]);
+				awa_child_scan_end(&f->scans[family][k]);
 }
 
 /* the attempt's open receipt, as finder_find; for one attempt */
@@ -189,11 +189,11 @@ named_begin(NamedInserter *ni, Relation rel, int n, const char *const *names)
 	ni->n = n;
 	ni->atts = palloc(n * sizeof(AttrNumber));
 	for (i = 0; i < n; i++)
-		ni->atts[i] = column_number(rel, names[i]);
+		ni->atts[i] = awa_column_number(rel, names[i]);
 	ni->row = palloc0(natts * sizeof(Datum));
 	ni->nulls = palloc(natts * sizeof(bool));
 	memset(ni->nulls, true, natts * sizeof(bool));
-	row_inserter_begin(&ni->ri, rel);
+	awa_row_inserter_begin(&ni->ri, rel);
 }
 
 static void
@@ -206,14 +206,14 @@ named_put(NamedInserter *ni, Datum *values, bool *nulls)
 		ni->row[ni->atts[i] - 1] = values[i];
 		ni->nulls[ni->atts[i] - 1] = nulls[i];
 	}
-	row_inserter_put(&ni->ri, ni->row, ni->nulls);
+	awa_row_inserter_put(&ni->ri, ni->row, ni->nulls);
 }
 
 /* ends the inserts; the relation stays locked to the end of the transaction */
 static void
 named_end(NamedInserter *ni)
 {
-	row_inserter_end(&ni->ri);
+	awa_row_inserter_end(&ni->ri);
 	table_close(ni->rel, NoLock);
 }
 
@@ -225,7 +225,7 @@ awa_insert_named(Relation rel, int n, const char *const *names, Datum *values, b
 
 	named_begin(&ni, rel, n, names);
 	named_put(&ni, values, nulls);
-	row_inserter_end(&ni.ri);
+	awa_row_inserter_end(&ni.ri);
 }
 
 /* r's column by name */
@@ -278,7 +278,8 @@ awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome, const ch
 		if (!open[slot])
 		{
 			named_begin(&ins[slot],
-						open_table_for(nsp, "lease_claim_closures", slot, RowExclusiveLock),
+						awa_open_table_for(nsp, "lease_claim_closures", slot,
+										   RowExclusiveLock),
 						lengthof(closure_cols), closure_cols);
 			open[slot] = true;
 		}

@@ -74,13 +74,13 @@ static int32
 producer_lane(Oid nsp, text *queue, int16 priority, int32 shard)
 {
 	static const char *const cols[] = {"queue", "priority", "shard"};
-	Relation	heap = open_table(nsp, "queue_lanes", -1);
-	AttrNumber	a_lane = column_number(heap, "lane_id");
+	Relation	heap = awa_open_table(nsp, "queue_lanes", -1);
+	AttrNumber	a_lane = awa_column_number(heap, "lane_id");
 	ChildScan	cs;
 	ScanKeyData keys[3];
 	int32		lane = 0;
 
-	child_scan_begin(&cs, heap, open_index(heap, 3, cols), 3);
+	awa_child_scan_begin(&cs, heap, awa_open_index(heap, 3, cols), 3);
 	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
 						   cs.index->rd_indcollation[0], F_TEXTEQ, PointerGetDatum(queue));
 	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum(priority));
@@ -89,12 +89,12 @@ producer_lane(Oid nsp, text *queue, int16 priority, int32 shard)
 	while (index_getnext_slot(cs.scan, ForwardScanDirection, cs.slot))
 	{
 		bool		isnull;
-		int32		l = get_int32(cs.slot, a_lane, &isnull);
+		int32		l = awa_get_int32(cs.slot, a_lane, &isnull);
 
 		if (lane == 0 || l < lane)
 			lane = l;
 	}
-	child_scan_end(&cs);
+	awa_child_scan_end(&cs);
 	return lane;
 }
 
@@ -213,18 +213,18 @@ insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int 
 
 	if (!OidIsValid(seq))
 		elog(ERROR, "awa.lane_seq does not exist");
-	if (!ring_cursor_read(nsp, "queue", &slot, &gen))
+	if (!awa_ring_cursor_read(nsp, "queue", &slot, &gen))
 		elog(ERROR, "the queue ring has no cursor");
-	check_slots(slot, gen, AWA_QUEUE_SLOTS);
-	child = open_table_for(nsp, "ready_entries", slot, RowExclusiveLock);
+	awa_check_slots(slot, gen, AWA_QUEUE_SLOTS);
+	child = awa_open_table_for(nsp, "ready_entries", slot, RowExclusiveLock);
 	desc = RelationGetDescr(child);
 	for (f = 0; f < (int) lengthof(fixed); f++)
-		at_fixed[f] = column_number(child, fixed[f]);
+		at_fixed[f] = awa_column_number(child, fixed[f]);
 	for (f = 0; f < (int) NJOB; f++)
-		at_job[f] = column_number(child, job_fields[f]);
+		at_job[f] = awa_column_number(child, job_fields[f]);
 	row = palloc0(desc->natts * sizeof(Datum));
 	nulls = palloc(desc->natts * sizeof(bool));
-	row_inserter_begin(&ri, child);
+	awa_row_inserter_begin(&ri, child);
 	for (i = 0; i < njobs; i++)
 	{
 		Datum		fv[lengthof(fixed)];
@@ -248,9 +248,9 @@ insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int 
 			row[at_job[f] - 1] = jobs[i].values[f];
 			nulls[at_job[f] - 1] = jobs[i].nulls[f];
 		}
-		row_inserter_put(&ri, row, nulls);
+		awa_row_inserter_put(&ri, row, nulls);
 	}
-	row_inserter_end(&ri);
+	awa_row_inserter_end(&ri);
 	table_close(child, NoLock);
 	return slot;
 }

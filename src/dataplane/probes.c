@@ -84,7 +84,7 @@ typedef struct Attempt
 } Attempt;
 
 AttrNumber
-column_number(Relation rel, const char *name)
+awa_column_number(Relation rel, const char *name)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			i;
@@ -109,14 +109,14 @@ column_number(Relation rel, const char *name)
  * exclusive lock, which prune holds for awa_bgw.prune_lock_timeout at most).
  */
 Relation
-open_table(Oid nsp, const char *family, int slot)
+awa_open_table(Oid nsp, const char *family, int slot)
 {
-	return open_table_for(nsp, family, slot, AccessShareLock);
+	return awa_open_table_for(nsp, family, slot, AccessShareLock);
 }
 
-/* open_table with another lock (the caller's rights were checked for SELECT) */
+/* awa_open_table with another lock (the caller's rights were checked for SELECT) */
 Relation
-open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode)
+awa_open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode)
 {
 	char		name[NAMEDATALEN];
 	Oid			relid;
@@ -136,7 +136,7 @@ open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode)
 }
 
 void
-child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys)
+awa_child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys)
 {
 	cs->heap = heap;
 	cs->index = index;
@@ -146,7 +146,7 @@ child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys)
 
 /* ends the scan; the locks stay to the end of the transaction */
 void
-child_scan_end(ChildScan *cs)
+awa_child_scan_end(ChildScan *cs)
 {
 	index_endscan(cs->scan);
 	ExecDropSingleTupleTableSlot(cs->slot);
@@ -155,7 +155,7 @@ child_scan_end(ChildScan *cs)
 }
 
 int64
-get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull)
+awa_get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull)
 {
 	Datum		d = slot_getattr(slot, att, isnull);
 
@@ -163,7 +163,7 @@ get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull)
 }
 
 int32
-get_int32(TupleTableSlot *slot, AttrNumber att, bool *isnull)
+awa_get_int32(TupleTableSlot *slot, AttrNumber att, bool *isnull)
 {
 	Datum		d = slot_getattr(slot, att, isnull);
 
@@ -201,7 +201,7 @@ emit_row(ReturnSetInfo *rsinfo, TupleTableSlot *slot, AttrMap *map)
 }
 
 int
-ring_slot(int64 slot, int64 back, int nslots)
+awa_ring_slot(int64 slot, int64 back, int nslots)
 {
 	return (int) (((slot - back) % nslots + nslots) % nslots);
 }
@@ -214,8 +214,8 @@ static bool
 read_singleton(Oid nsp, const char *table, int ncols, const char *const *cols,
 			   Datum *values, bool *nulls)
 {
-	Relation	rel = open_table(nsp, table, -1);
-	AttrNumber	a_single = column_number(rel, "singleton");
+	Relation	rel = awa_open_table(nsp, table, -1);
+	AttrNumber	a_single = awa_column_number(rel, "singleton");
 	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
 	bool		found = false;
@@ -230,7 +230,7 @@ read_singleton(Oid nsp, const char *table, int ncols, const char *const *cols,
 			continue;
 		for (i = 0; i < ncols; i++)
 		{
-			AttrNumber	a = column_number(rel, cols[i]);
+			AttrNumber	a = awa_column_number(rel, cols[i]);
 			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), a - 1);
 
 			values[i] = slot_getattr(slot, a, &nulls[i]);
@@ -255,14 +255,14 @@ read_singleton(Oid nsp, const char *table, int ncols, const char *const *cols,
  *
  * The rows put are held (copied into the inserter's own slots, emptied by
  * each write) and written when AWA_INSERT_BATCH rows or AWA_INSERT_BYTES of
- * them are held, and at row_inserter_end: one row by heap_insert, more by
+ * them are held, and at awa_row_inserter_end: one row by heap_insert, more by
  * heap_multi_insert, which writes one WAL record per heap page instead of one
  * per row (a claim, completion or enqueue of 32 jobs). So a caller cannot
- * read the rows it put before row_inserter_end; none needs to (each puts its
+ * read the rows it put before awa_row_inserter_end; none needs to (each puts its
  * rows in one loop, reading nothing in between).
  */
 void
-row_inserter_begin(RowInserter *ri, Relation rel)
+awa_row_inserter_begin(RowInserter *ri, Relation rel)
 {
 	memset(ri, 0, sizeof(RowInserter));
 	ri->rel = rel;
@@ -292,7 +292,7 @@ row_inserter_flush(RowInserter *ri)
 }
 
 void
-row_inserter_put(RowInserter *ri, Datum *values, bool *nulls)
+awa_row_inserter_put(RowInserter *ri, Datum *values, bool *nulls)
 {
 	TupleDesc	desc = RelationGetDescr(ri->rel);
 	TupleTableSlot *slot;
@@ -316,7 +316,7 @@ row_inserter_put(RowInserter *ri, Datum *values, bool *nulls)
 }
 
 void
-row_inserter_end(RowInserter *ri)
+awa_row_inserter_end(RowInserter *ri)
 {
 	int			i;
 
@@ -333,7 +333,7 @@ row_inserter_end(RowInserter *ri)
  * when the ledger is empty.
  */
 bool
-ring_cursor_read(Oid nsp, const char *ring, int32 *slot, int64 *generation)
+awa_ring_cursor_read(Oid nsp, const char *ring, int32 *slot, int64 *generation)
 {
 	static const char *const cols[] = {"generation"};
 	char		name[NAMEDATALEN];
@@ -342,18 +342,18 @@ ring_cursor_read(Oid nsp, const char *ring, int32 *slot, int64 *generation)
 	bool		found;
 
 	snprintf(name, sizeof(name), "%s_ring_rotations", ring);
-	rel = open_table(nsp, name, -1);
-	child_scan_begin(&cs, rel, open_index(rel, 1, cols), 0);
+	rel = awa_open_table(nsp, name, -1);
+	awa_child_scan_begin(&cs, rel, awa_open_index(rel, 1, cols), 0);
 	index_rescan(cs.scan, NULL, 0, NULL, 0);
 	found = index_getnext_slot(cs.scan, BackwardScanDirection, cs.slot);
 	if (found)
 	{
 		bool		isnull;
 
-		*slot = get_int32(cs.slot, column_number(rel, "slot"), &isnull);
-		*generation = get_int64(cs.slot, column_number(rel, "generation"), &isnull);
+		*slot = awa_get_int32(cs.slot, awa_column_number(rel, "slot"), &isnull);
+		*generation = awa_get_int64(cs.slot, awa_column_number(rel, "generation"), &isnull);
 	}
-	child_scan_end(&cs);
+	awa_child_scan_end(&cs);
 	return found;
 }
 
@@ -394,7 +394,7 @@ ring_cursor(FunctionCallInfo fcinfo, bool ledger_only)
 		int32		slot;
 		int64		generation;
 
-		if (ring_cursor_read(nsp, ring, &slot, &generation))
+		if (awa_ring_cursor_read(nsp, ring, &slot, &generation))
 		{
 			values[0] = Int32GetDatum(slot);
 			values[1] = Int64GetDatum(generation);
@@ -442,33 +442,36 @@ lane_position(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32 n
 
 	for (k = 0; k <= Min(claim_gen, (int64) nslots - 1); k++)
 	{
-		Relation	heap = open_table(nsp, "lease_claims", ring_slot(claim_slot, k, nslots));
+		Relation	heap = awa_open_table(nsp, "lease_claims",
+										  awa_ring_slot(claim_slot, k, nslots));
 		ChildScan	cs;
 		ScanKeyData key;
 		bool		isnull;
 
-		child_scan_begin(&cs, heap, open_index(heap, 2, cols), 1);
+		awa_child_scan_begin(&cs, heap, awa_open_index(heap, 2, cols), 1);
 		ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
 		index_rescan(cs.scan, &key, 1, NULL, 0);
 		if (index_getnext_slot(cs.scan, BackwardScanDirection, cs.slot))
 		{
-			int64		seq = get_int64(cs.slot, column_number(heap, "lane_seq"), &isnull);
+			int64		seq = awa_get_int64(cs.slot, awa_column_number(heap, "lane_seq"),
+											&isnull);
 
 			if (!any || seq > *lane_seq)
 			{
 				*lane_seq = seq;
-				*ready_gen = get_int64(cs.slot, column_number(heap, "ready_generation"),
-									   &isnull);
+				*ready_gen = awa_get_int64(cs.slot,
+										   awa_column_number(heap, "ready_generation"),
+										   &isnull);
 			}
 			any = true;
 		}
-		child_scan_end(&cs);
+		awa_child_scan_end(&cs);
 	}
 	return any;
 }
 
 void
-check_slots(int32 slot, int64 generation, int32 nslots)
+awa_check_slots(int32 slot, int64 generation, int32 nslots)
 {
 	if (nslots < 1 || slot < 0 || slot >= nslots || generation < 0)
 		ereport(ERROR,
@@ -494,7 +497,7 @@ awa_claim_position(PG_FUNCTION_ARGS)
 	int64		seq = 0;
 	int64		gen = 0;
 
-	check_slots(claim_slot, claim_gen, nslots);
+	awa_check_slots(claim_slot, claim_gen, nslots);
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	desc = BlessTupleDesc(desc);
@@ -566,7 +569,7 @@ lane_window(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32 cla
 
 /* whether the lane's entry lane_seq has a cancel tombstone (run_lease 0) */
 bool
-tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id, int64 lane_seq)
+awa_tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id, int64 lane_seq)
 {
 	ScanKeyData keys[2];
 
@@ -576,7 +579,7 @@ tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id, int64 lane_seq)
 	while (index_getnext_slot(done->scan, ForwardScanDirection, done->slot))
 	{
 		bool		isnull;
-		int32		lease = get_int32(done->slot, a_lease, &isnull);
+		int32		lease = awa_get_int32(done->slot, a_lease, &isnull);
 
 		if (!isnull && lease == 0)
 			return true;
@@ -615,8 +618,8 @@ awa_lane_claimables(PG_FUNCTION_ARGS)
 	int64		g;
 	int64		got = 0;
 
-	check_slots(claim_slot, claim_gen, claim_slots);
-	check_slots(0, queue_gen, queue_slots);
+	awa_check_slots(claim_slot, claim_gen, claim_slots);
+	awa_check_slots(0, queue_gen, queue_slots);
 	InitMaterializedSRF(fcinfo, 0);
 	nsp = awa_namespace();
 	if (!lane_window(nsp, lane_id, claim_slot, claim_gen, claim_slots, queue_gen, queue_slots,
@@ -625,17 +628,17 @@ awa_lane_claimables(PG_FUNCTION_ARGS)
 
 	for (g = lo; g <= hi && got < limit; g++)
 	{
-		Relation	ready = open_table(nsp, "ready_entries", (int) (g % queue_slots));
-		Relation	done = open_table(nsp, "done_entries", (int) (g % queue_slots));
-		AttrNumber	a_seq = column_number(ready, "lane_seq");
-		AttrNumber	a_lease = column_number(done, "run_lease");
+		Relation	ready = awa_open_table(nsp, "ready_entries", (int) (g % queue_slots));
+		Relation	done = awa_open_table(nsp, "done_entries", (int) (g % queue_slots));
+		AttrNumber	a_seq = awa_column_number(ready, "lane_seq");
+		AttrNumber	a_lease = awa_column_number(done, "run_lease");
 		AttrMap    *map = awa_build_attrmap_by_name(RelationGetDescr(ready), rsinfo->setDesc);
 		ChildScan	rs,
 					ds;
 		ScanKeyData keys[3];
 
-		child_scan_begin(&rs, ready, open_index(ready, 3, rcols), 3);
-		child_scan_begin(&ds, done, open_tombstone_index(done), 2);
+		awa_child_scan_begin(&rs, ready, awa_open_index(ready, 3, rcols), 3);
+		awa_child_scan_begin(&ds, done, awa_open_tombstone_index(done), 2);
 		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
 		ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(g));
 		ScanKeyInit(&keys[2], 3, BTGreaterStrategyNumber, F_INT8GT, Int64GetDatum(after));
@@ -643,16 +646,16 @@ awa_lane_claimables(PG_FUNCTION_ARGS)
 		while (got < limit && index_getnext_slot(rs.scan, ForwardScanDirection, rs.slot))
 		{
 			bool		isnull;
-			int64		seq = get_int64(rs.slot, a_seq, &isnull);
+			int64		seq = awa_get_int64(rs.slot, a_seq, &isnull);
 
-			if (tombstoned(&ds, a_lease, lane_id, seq))
+			if (awa_tombstoned(&ds, a_lease, lane_id, seq))
 				continue;
 			emit_row(rsinfo, rs.slot, map);
 			got++;
 		}
 		free_attrmap(map);
-		child_scan_end(&ds);
-		child_scan_end(&rs);
+		awa_child_scan_end(&ds);
+		awa_child_scan_end(&rs);
 	}
 	return (Datum) 0;
 }
@@ -661,7 +664,7 @@ awa_lane_claimables(PG_FUNCTION_ARGS)
 static Oid
 column_type(Relation rel, const char *name)
 {
-	return TupleDescAttr(RelationGetDescr(rel), column_number(rel, name) - 1)->atttypid;
+	return TupleDescAttr(RelationGetDescr(rel), awa_column_number(rel, name) - 1)->atttypid;
 }
 
 /*
@@ -748,7 +751,7 @@ static int
 probe_claim_slot(Oid nsp, int s, Attempt *att, int n, ReturnSetInfo *rsinfo)
 {
 	static const char *const cols[] = {"job_id", "run_lease"};
-	Relation	heap = open_table(nsp, "lease_claims", s);
+	Relation	heap = awa_open_table(nsp, "lease_claims", s);
 	AttrMap    *map = awa_build_attrmap_by_name(RelationGetDescr(heap), rsinfo->setDesc);
 	ChildScan	cs,
 				xs;
@@ -757,7 +760,7 @@ probe_claim_slot(Oid nsp, int s, Attempt *att, int n, ReturnSetInfo *rsinfo)
 	int			found = 0;
 	int			i;
 
-	child_scan_begin(&cs, heap, open_index(heap, 2, cols), 2);
+	awa_child_scan_begin(&cs, heap, awa_open_index(heap, 2, cols), 2);
 	for (i = 0; i < n; i++)
 	{
 		ScanKeyData keys[2];
@@ -775,9 +778,9 @@ probe_claim_slot(Oid nsp, int s, Attempt *att, int n, ReturnSetInfo *rsinfo)
 		found++;
 		if (!closures_open)
 		{
-			Relation	x = open_table(nsp, "lease_claim_closures", s);
+			Relation	x = awa_open_table(nsp, "lease_claim_closures", s);
 
-			child_scan_begin(&xs, x, open_index(x, 2, cols), 2);
+			awa_child_scan_begin(&xs, x, awa_open_index(x, 2, cols), 2);
 			closures_open = true;
 		}
 		index_rescan(xs.scan, keys, 2, NULL, 0);
@@ -785,8 +788,8 @@ probe_claim_slot(Oid nsp, int s, Attempt *att, int n, ReturnSetInfo *rsinfo)
 			emit_row(rsinfo, cs.slot, map);
 	}
 	if (closures_open)
-		child_scan_end(&xs);
-	child_scan_end(&cs);
+		awa_child_scan_end(&xs);
+	awa_child_scan_end(&cs);
 	free_attrmap(map);
 	return found;
 }
@@ -816,13 +819,13 @@ awa_open_receipts_at(PG_FUNCTION_ARGS)
 	int64		k;
 	Oid			nsp;
 
-	check_slots(claim_slot, claim_gen, nslots);
+	awa_check_slots(claim_slot, claim_gen, nslots);
 	att = read_attempts(PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), &n);
 	InitMaterializedSRF(fcinfo, 0);
 	left = n;
 	nsp = awa_namespace();
 	for (k = 0; left > 0 && k <= Min(claim_gen, (int64) nslots - 1); k++)
-		left -= probe_claim_slot(nsp, ring_slot(claim_slot, k, nslots), att, n, rsinfo);
+		left -= probe_claim_slot(nsp, awa_ring_slot(claim_slot, k, nslots), att, n, rsinfo);
 	return (Datum) 0;
 }
 
@@ -854,29 +857,29 @@ awa_lane_has_work(PG_FUNCTION_ARGS)
 	int64		hi;
 	int64		g;
 
-	check_slots(claim_slot, claim_gen, claim_slots);
-	check_slots(0, queue_gen, queue_slots);
+	awa_check_slots(claim_slot, claim_gen, claim_slots);
+	awa_check_slots(0, queue_gen, queue_slots);
 	if (!lane_window(nsp, lane_id, claim_slot, claim_gen, claim_slots, queue_gen, queue_slots,
 					 &pos, &lo, &hi))
 		PG_RETURN_BOOL(false);
 	for (g = hi; g >= lo; g--)
 	{
-		Relation	ready = open_table(nsp, "ready_entries", (int) (g % queue_slots));
-		AttrNumber	a_seq = column_number(ready, "lane_seq");
+		Relation	ready = awa_open_table(nsp, "ready_entries", (int) (g % queue_slots));
+		AttrNumber	a_seq = awa_column_number(ready, "lane_seq");
 		ChildScan	rs;
 		ScanKeyData keys[2];
 		bool		found;
 		bool		isnull;
 		int64		seq = 0;
 
-		child_scan_begin(&rs, ready, open_index(ready, 3, rcols), 2);
+		awa_child_scan_begin(&rs, ready, awa_open_index(ready, 3, rcols), 2);
 		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
 		ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(g));
 		index_rescan(rs.scan, keys, 2, NULL, 0);
 		found = index_getnext_slot(rs.scan, BackwardScanDirection, rs.slot);
 		if (found)
-			seq = get_int64(rs.slot, a_seq, &isnull);
-		child_scan_end(&rs);
+			seq = awa_get_int64(rs.slot, a_seq, &isnull);
+		awa_child_scan_end(&rs);
 		if (found)
 			PG_RETURN_BOOL(seq > pos);
 	}

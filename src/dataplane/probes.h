@@ -97,9 +97,9 @@ extern bool awa_lock_open_receipt(int64 job_id, int64 run_lease, AwaReceipt *r);
 extern void awa_enqueue_jobs(text *queue, AwaNewJob *jobs, int njobs);
 extern int64 awa_unique_job(text *queue, const Datum *v, const bool *n, int64 job_id);
 
-extern void row_inserter_begin(RowInserter *ri, Relation rel);
-extern void row_inserter_put(RowInserter *ri, Datum *values, bool *nulls);
-extern void row_inserter_end(RowInserter *ri);
+extern void awa_row_inserter_begin(RowInserter *ri, Relation rel);
+extern void awa_row_inserter_put(RowInserter *ri, Datum *values, bool *nulls);
+extern void awa_row_inserter_end(RowInserter *ri);
 
 extern Oid	awa_namespace(void);
 extern void awa_xid_space_adopt(void);
@@ -108,22 +108,22 @@ extern void awa_xid_space_invalidate(Oid relid);
 extern Datum awa_table_changed_trigger(FunctionCallInfo fcinfo, const char *fn,
 									   const char *tables);
 extern Oid	awa_relid(Oid nsp, const char *name);
-extern bool ring_cursor_read(Oid nsp, const char *ring, int32 *slot, int64 *generation);
-extern List *window_take(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen,
-						 int32 claim_slots, int32 queue_slots, TupleDesc out,
-						 Datum *win_lo, Datum *win_hi);
-extern AttrNumber column_number(Relation rel, const char *name);
-extern Relation open_table(Oid nsp, const char *family, int slot);
-extern Relation open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode);
-extern Relation open_index(Relation heap, int ncols, const char *const *cols);
-extern Relation open_tombstone_index(Relation done);
-extern Relation open_position_index(Relation claims);
-extern void child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys);
-extern void child_scan_end(ChildScan *cs);
-extern int64 get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull);
-extern int32 get_int32(TupleTableSlot *slot, AttrNumber att, bool *isnull);
-extern int	ring_slot(int64 slot, int64 back, int nslots);
-extern void check_slots(int32 slot, int64 generation, int32 nslots);
-extern bool tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id, int64 lane_seq);
+extern bool awa_ring_cursor_read(Oid nsp, const char *ring, int32 *slot, int64 *generation);
+extern List *awa_window_take(int32 lane_id, int limit, int32 claim_slot,
+							 int64 claim_gen, int32 claim_slots, int32 queue_slots,
+							 TupleDesc out, Datum *win_lo, Datum *win_hi);
+extern AttrNumber awa_column_number(Relation rel, const char *name);
+extern Relation awa_open_table(Oid nsp, const char *family, int slot);
+extern Relation awa_open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode);
+extern Relation awa_open_index(Relation heap, int ncols, const char *const *cols);
+extern Relation awa_open_tombstone_index(Relation done);
+extern Relation awa_open_position_index(Relation claims);
+extern void awa_child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys);
+extern void awa_child_scan_end(ChildScan *cs);
+extern int64 awa_get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull);
+extern int32 awa_get_int32(TupleTableSlot *slot, AttrNumber att, bool *isnull);
+extern int	awa_ring_slot(int64 slot, int64 back, int nslots);
+extern void awa_check_slots(int32 slot, int64 generation, int32 nslots);
+extern bool awa_tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id, int64 lane_seq);
 
 #endif							/* AWA_DATAPLANE_H */

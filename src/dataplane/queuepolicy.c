@@ -140,7 +140,7 @@ policy_rows(const char *table, const char *queue, TupleDesc *desc, Oid *owner, O
 	rel = table_open(oid, AccessShareLock);
 	*owner = rel->rd_rel->relowner;
 	*desc = CreateTupleDescCopy(RelationGetDescr(rel));
-	ScanKeyInit(&key, column_number(rel, "queue"), BTEqualStrategyNumber, F_TEXTEQ,
+	ScanKeyInit(&key, awa_column_number(rel, "queue"), BTEqualStrategyNumber, F_TEXTEQ,
 				CStringGetTextDatum(queue));
 	snap = RegisterSnapshot(GetLatestSnapshot());
 	scan = table_beginscan(rel, snap, 1, &key);

@@ -206,13 +206,14 @@ window_position(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32
 	memset(p, 0, sizeof(Position));
 	for (k = 0; !p->found && k <= Min(claim_gen, (int64) nslots - 1); k++)
 	{
-		Relation	heap = open_table(nsp, "lease_claims", ring_slot(claim_slot, k, nslots));
-		AttrNumber	a_lo = column_number(heap, "win_lo");
-		AttrNumber	a_hi = column_number(heap, "win_hi");
+		Relation	heap = awa_open_table(nsp, "lease_claims",
+										  awa_ring_slot(claim_slot, k, nslots));
+		AttrNumber	a_lo = awa_column_number(heap, "win_lo");
+		AttrNumber	a_hi = awa_column_number(heap, "win_hi");
 		ChildScan	cs;
 		ScanKeyData key;
 
-		child_scan_begin(&cs, heap, open_position_index(heap), 1);
+		awa_child_scan_begin(&cs, heap, awa_open_position_index(heap), 1);
 		ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
 		index_rescan(cs.scan, &key, 1, NULL, 0);
 		while (index_getnext_slot(cs.scan, BackwardScanDirection, cs.slot))
@@ -227,13 +228,15 @@ window_position(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32
 			lo = slot_getattr(cs.slot, a_lo, &isnull);
 			p->lo = isnull ? (Datum) 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(lo));
 			p->txid = DatumGetFullTransactionId(
-				slot_getattr(cs.slot, column_number(heap, "txid"), &isnull));
-			p->lane_seq = get_int64(cs.slot, column_number(heap, "lane_seq"), &isnull);
-			p->claim_seq = get_int64(cs.slot, column_number(heap, "claim_seq"), &isnull);
+				slot_getattr(cs.slot, awa_column_number(heap, "txid"), &isnull));
+			p->lane_seq = awa_get_int64(cs.slot, awa_column_number(heap, "lane_seq"),
+										&isnull);
+			p->claim_seq = awa_get_int64(cs.slot, awa_column_number(heap, "claim_seq"),
+										 &isnull);
 			p->found = true;
 			break;
 		}
-		child_scan_end(&cs);
+		awa_child_scan_end(&cs);
 	}
 }
 
@@ -307,15 +310,15 @@ entry_tombstoned(WinScan *w, int64 seq)
 {
 	if (!w->ds_open)
 	{
-		Relation	done = open_table(w->nsp, "done_entries", w->child);
+		Relation	done = awa_open_table(w->nsp, "done_entries", w->child);
 
-		w->a_lease = column_number(done, "run_lease");
-		child_scan_begin(&w->ds, done, open_tombstone_index(done), 2);
+		w->a_lease = awa_column_number(done, "run_lease");
+		awa_child_scan_begin(&w->ds, done, awa_open_tombstone_index(done), 2);
 		w->o->rels[w->o->nrels++] = RelationGetRelid(done);
 		w->o->rels[w->o->nrels++] = RelationGetRelid(w->ds.index);
 		w->ds_open = true;
 	}
-	return tombstoned(&w->ds, w->a_lease, w->lane_id, seq);
+	return awa_tombstoned(&w->ds, w->a_lease, w->lane_id, seq);
 }
 
 /* whether (txid, seq) sorts after the largest entry the scan keeps */
@@ -353,7 +356,7 @@ scan_span(WinScan *w, const Snap *hi, uint64 from, uint64 to, int64 seq_after)
 		bool		isnull;
 		uint64		x = U64(DatumGetFullTransactionId(slot_getattr(w->rs.slot, w->a_txid,
 																  &isnull)));
-		int64		seq = get_int64(w->rs.slot, w->a_seq, &isnull);
+		int64		seq = awa_get_int64(w->rs.slot, w->a_seq, &isnull);
 
 		if (past_bound(w, x, seq))
 		{
@@ -482,7 +485,7 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 
 		if (lo != NULL && awa_ready_child_bound(s) < U64(lo->xmin))
 			continue;
-		ready = open_table(nsp, "ready_entries", s);
+		ready = awa_open_table(nsp, "ready_entries", s);
 		o = palloc0(sizeof(Opened));
 
 		o->child = s;
@@ -494,19 +497,19 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 			table_close(ready, NoLock);
 			continue;
 		}
-		w->a_txid = column_number(ready, "txid");
-		w->a_seq = column_number(ready, "lane_seq");
+		w->a_txid = awa_column_number(ready, "txid");
+		w->a_seq = awa_column_number(ready, "lane_seq");
 		w->map = w->out ? attrmap_by_name(RelationGetDescr(ready), w->out) : NULL;
 		w->found_here = 0;
 		w->child = s;
 		w->o = o;
 		w->ds_open = false;
-		child_scan_begin(&w->rs, ready, open_index(ready, 3, rcols), 4);
+		awa_child_scan_begin(&w->rs, ready, awa_open_index(ready, 3, rcols), 4);
 		o->rels[o->nrels++] = RelationGetRelid(w->rs.index);
 		scan_child_window(w, lo, hi, has_after, after_txid, after_seq);
 		if (w->ds_open)
-			child_scan_end(&w->ds);
-		child_scan_end(&w->rs);
+			awa_child_scan_end(&w->ds);
+		awa_child_scan_end(&w->rs);
 		if (w->map)
 			free_attrmap(w->map);
 		keep_best(w);
@@ -550,8 +553,8 @@ lane_takes(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 cl
 	WinScan		w;
 	List	   *taken = NIL;
 
-	check_slots(claim_slot, claim_gen, claim_slots);
-	check_slots(0, 0, queue_slots);
+	awa_check_slots(claim_slot, claim_gen, claim_slots);
+	awa_check_slots(0, 0, queue_slots);
 	window_position(nsp, lane_id, claim_slot, claim_gen, claim_slots, &p);
 	memset(&w, 0, sizeof(w));
 	w.lane_id = lane_id;
@@ -590,8 +593,9 @@ lane_takes(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 cl
 
 /* lane_takes for a claim (src/dataplane/claim.c): entries in out's layout */
 List *
-window_take(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 claim_slots,
-			int32 queue_slots, TupleDesc out, Datum *win_lo, Datum *win_hi)
+awa_window_take(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen,
+				int32 claim_slots, int32 queue_slots, TupleDesc out, Datum *win_lo,
+				Datum *win_hi)
 {
 	return lane_takes(lane_id, limit, claim_slot, claim_gen, claim_slots, queue_slots, out,
 					  win_lo, win_hi, NULL);
@@ -705,7 +709,7 @@ awa_window_position(PG_FUNCTION_ARGS)
 	bool		nulls[5];
 
 	awa_xid_space_require();
-	check_slots(claim_slot, claim_gen, nslots);
+	awa_check_slots(claim_slot, claim_gen, nslots);
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	desc = BlessTupleDesc(desc);

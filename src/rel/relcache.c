@@ -187,7 +187,7 @@ find_index(Relation heap, int ncols, const char *const *cols, bool partial_ok)
 	if (e != NULL)
 		return index_open(e->oid, AccessShareLock);
 	for (i = 0; i < ncols; i++)
-		want[i] = column_number(heap, cols[i]);
+		want[i] = awa_column_number(heap, cols[i]);
 	ids = RelationGetIndexList(heap);
 	foreach(lc, ids)
 	{
@@ -212,7 +212,7 @@ find_index(Relation heap, int ncols, const char *const *cols, bool partial_ok)
 
 /* The plain btree index of heap whose leading keys are cols, with ACCESS SHARE. */
 Relation
-open_index(Relation heap, int ncols, const char *const *cols)
+awa_open_index(Relation heap, int ncols, const char *const *cols)
 {
 	return find_index(heap, ncols, cols, false);
 }
@@ -224,7 +224,7 @@ open_index(Relation heap, int ncols, const char *const *cols)
  * plain one. Either serves: the probe checks run_lease on each row it finds.
  */
 Relation
-open_tombstone_index(Relation done)
+awa_open_tombstone_index(Relation done)
 {
 	static const char *const cols[] = {"lane_id", "lane_seq"};
 
@@ -238,7 +238,7 @@ open_tombstone_index(Relation done)
  * A.3). The reader skips receipts without a window either way.
  */
 Relation
-open_position_index(Relation claims)
+awa_open_position_index(Relation claims)
 {
 	static const char *const cols[] = {"lane_id", "claim_seq"};
 
