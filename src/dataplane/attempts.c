@@ -34,8 +34,12 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "src/awa_bgw.h"
+#include "src/dataplane/checks.h"
+#include "src/dataplane/claim.h"
+#include "src/dataplane/complete.h"
+#include "src/dataplane/enqueue.h"
 #include "src/dataplane/probes.h"
+#include "src/rel/relcache.h"
 
 PG_FUNCTION_INFO_V1(awa_fail);
 PG_FUNCTION_INFO_V1(awa_heartbeat);

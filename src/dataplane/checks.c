@@ -24,7 +24,8 @@
 #include "utils/timestamp.h"
 
 #include "src/compat.h"
-#include "src/awa_bgw.h"
+#include "src/dataplane/checks.h"
+#include "src/guc.h"
 
 PG_FUNCTION_INFO_V1(awa_check_job);
 

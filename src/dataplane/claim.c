@@ -51,8 +51,19 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "src/awa_bgw.h"
+#include "src/dataplane/checks.h"
+#include "src/dataplane/claim.h"
+#include "src/dataplane/lanemarks.h"
+#include "src/dataplane/privlock.h"
 #include "src/dataplane/probes.h"
+#include "src/dataplane/queuepolicy.h"
+#include "src/dataplane/tokens.h"
+#include "src/dataplane/wait.h"
+#include "src/dataplane/windows.h"
+#include "src/dataplane/xidspace.h"
+#include "src/rel/inserter.h"
+#include "src/rel/relcache.h"
+#include "src/rel/scan.h"
 
 PG_FUNCTION_INFO_V1(awa_claim_now);
 

@@ -39,8 +39,14 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "src/awa_bgw.h"
+#include "src/dataplane/claim.h"
+#include "src/dataplane/complete.h"
+#include "src/dataplane/privlock.h"
 #include "src/dataplane/probes.h"
+#include "src/dataplane/queuepolicy.h"
+#include "src/rel/inserter.h"
+#include "src/rel/relcache.h"
+#include "src/rel/scan.h"
 
 PG_FUNCTION_INFO_V1(awa_complete);
 PG_FUNCTION_INFO_V1(awa_complete_batch);

@@ -44,8 +44,17 @@
 #include "utils/typcache.h"
 #include "utils/xid8.h"
 
-#include "src/awa_bgw.h"
+#include "src/dataplane/checks.h"
+#include "src/dataplane/claim.h"
+#include "src/dataplane/enqueue.h"
 #include "src/dataplane/probes.h"
+#include "src/dataplane/queuepolicy.h"
+#include "src/dataplane/unique.h"
+#include "src/dataplane/wait.h"
+#include "src/dataplane/xidspace.h"
+#include "src/rel/inserter.h"
+#include "src/rel/relcache.h"
+#include "src/rel/scan.h"
 
 PG_FUNCTION_INFO_V1(awa_enqueue_ready);
 PG_FUNCTION_INFO_V1(awa_enqueue);

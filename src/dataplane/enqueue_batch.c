@@ -28,8 +28,10 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "src/awa_bgw.h"
-#include "src/dataplane/probes.h"
+#include "src/dataplane/checks.h"
+#include "src/dataplane/claim.h"
+#include "src/dataplane/enqueue.h"
+#include "src/dataplane/queuepolicy.h"
 
 PG_FUNCTION_INFO_V1(awa_enqueue_batch);
 

@@ -55,8 +55,8 @@
 #include "storage/spin.h"
 #include "utils/lsyscache.h"
 
-#include "src/awa_bgw.h"
-#include "src/dataplane/probes.h"
+#include "src/dataplane/lanemarks.h"
+#include "src/rel/relcache.h"
 
 PG_FUNCTION_INFO_V1(awa_lane_look);
 PG_FUNCTION_INFO_V1(awa_lane_seen_empty);

@@ -39,7 +39,7 @@
 #include "utils/timestamp.h"
 
 #include "src/compat.h"
-#include "src/awa_bgw.h"
+#include "src/dataplane/privlock.h"
 
 /* field4 of a private lock's tag: "AW" */
 #define AWA_PRIVATE_LOCK_FIELD4 0x4157

@@ -26,7 +26,11 @@
  *								position.
  *
  * The ring cursor and the slot counts are arguments, read by the callers: the
- * 0.6 data plane reads its cursor from the compat columns.
+ * 0.6 data plane reads its cursor from the compat columns. The C hot paths
+ * share the pieces of these probes that they need too (probes.h): the ring's
+ * cursor from its ledger, the arithmetic and checks of slots, and whether an
+ * entry has a cancel tombstone. The relations are found and read through
+ * src/rel/.
  *
  * src/dataplane/probes.c
  *
@@ -50,9 +54,7 @@
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "funcapi.h"
-#include "miscadmin.h"
 #include "nodes/pg_list.h"
-#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -66,6 +68,8 @@
 
 #include "src/compat.h"
 #include "src/dataplane/probes.h"
+#include "src/rel/relcache.h"
+#include "src/rel/scan.h"
 
 PG_FUNCTION_INFO_V1(awa_ring_cursor);
 PG_FUNCTION_INFO_V1(awa_ring_cursor_ledger);
@@ -82,93 +86,6 @@ typedef struct Attempt
 	int64		run_lease;
 	bool		found;
 } Attempt;
-
-AttrNumber
-awa_column_number(Relation rel, const char *name)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	int			i;
-
-	for (i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-
-		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
-			return att->attnum;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_COLUMN),
-			 errmsg("column \"%s\" of relation \"%s\" does not exist",
-					name, RelationGetRelationName(rel))));
-	return InvalidAttrNumber;	/* keep compiler quiet */
-}
-
-/*
- * awa.<family>_<slot> (awa.<family> when slot < 0), after a SELECT privilege
- * check, with ACCESS SHARE (waits, as a query would, behind a prune's
- * exclusive lock, which prune holds for awa_bgw.prune_lock_timeout at most).
- */
-Relation
-awa_open_table(Oid nsp, const char *family, int slot)
-{
-	return awa_open_table_for(nsp, family, slot, AccessShareLock);
-}
-
-/* awa_open_table with another lock (the caller's rights were checked for SELECT) */
-Relation
-awa_open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode)
-{
-	char		name[NAMEDATALEN];
-	Oid			relid;
-
-	if (slot >= 0)
-		snprintf(name, sizeof(name), "%s_%d", family, slot);
-	else
-		strlcpy(name, family, sizeof(name));
-	relid = awa_relid(nsp, name);
-	if (!OidIsValid(relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation \"awa.%s\" does not exist", name)));
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
-	return table_open(relid, lockmode);
-}
-
-void
-awa_child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys)
-{
-	cs->heap = heap;
-	cs->index = index;
-	cs->scan = awa_index_beginscan(heap, index, GetActiveSnapshot(), nkeys);
-	cs->slot = table_slot_create(heap, NULL);
-}
-
-/* ends the scan; the locks stay to the end of the transaction */
-void
-awa_child_scan_end(ChildScan *cs)
-{
-	index_endscan(cs->scan);
-	ExecDropSingleTupleTableSlot(cs->slot);
-	index_close(cs->index, NoLock);
-	table_close(cs->heap, NoLock);
-}
-
-int64
-awa_get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull)
-{
-	Datum		d = slot_getattr(slot, att, isnull);
-
-	return *isnull ? 0 : DatumGetInt64(d);
-}
-
-int32
-awa_get_int32(TupleTableSlot *slot, AttrNumber att, bool *isnull)
-{
-	Datum		d = slot_getattr(slot, att, isnull);
-
-	return *isnull ? 0 : DatumGetInt32(d);
-}
 
 /* appends the slot's row to the SRF result, columns matched by name */
 static void
@@ -243,88 +160,6 @@ read_singleton(Oid nsp, const char *table, int ncols, const char *const *cols,
 	table_endscan(scan);
 	table_close(rel, NoLock);
 	return found;
-}
-
-/*
- * Direct inserts into a ring child (the C hot paths, src/dataplane/claim.c,
- * src/dataplane/complete.c and src/dataplane/enqueue.c): the heap tuples and their index entries,
- * as an INSERT into the child would write them. The callers give every column
- * (defaults are theirs to compute); the ring children have no triggers and no
- * constraints but NOT NULL, the partition bound and the fixed CHECKs of an
- * outcome or a state, which the callers' constant values meet.
- *
- * The rows put are held (copied into the inserter's own slots, emptied by
- * each write) and written when AWA_INSERT_BATCH rows or AWA_INSERT_BYTES of
- * them are held, and at awa_row_inserter_end: one row by heap_insert, more by
- * heap_multi_insert, which writes one WAL record per heap page instead of one
- * per row (a claim, completion or enqueue of 32 jobs). So a caller cannot
- * read the rows it put before awa_row_inserter_end; none needs to (each puts its
- * rows in one loop, reading nothing in between).
- */
-void
-awa_row_inserter_begin(RowInserter *ri, Relation rel)
-{
-	memset(ri, 0, sizeof(RowInserter));
-	ri->rel = rel;
-	ri->estate = CreateExecutorState();
-	ri->rri = makeNode(ResultRelInfo);
-	InitResultRelInfo(ri->rri, rel, 1, NULL, 0);
-	ExecOpenIndices(ri->rri, false);
-}
-
-/* the rows held: the heap tuples, then each one's index entries */
-static void
-row_inserter_flush(RowInserter *ri)
-{
-	int			i;
-
-	if (ri->held == 1)
-		simple_table_tuple_insert(ri->rel, ri->slots[0]);
-	else if (ri->held > 1)
-		table_multi_insert(ri->rel, ri->slots, ri->held, GetCurrentCommandId(true), 0, NULL);
-	for (i = 0; i < ri->held; i++)
-	{
-		awa_insert_index_tuples(ri->rri, ri->slots[i], ri->estate);
-		ExecClearTuple(ri->slots[i]);
-	}
-	ri->held = 0;
-	ri->held_bytes = 0;
-}
-
-void
-awa_row_inserter_put(RowInserter *ri, Datum *values, bool *nulls)
-{
-	TupleDesc	desc = RelationGetDescr(ri->rel);
-	TupleTableSlot *slot;
-	int			i;
-
-	for (i = 0; i < desc->natts; i++)
-		if (nulls[i] && TupleDescAttr(desc, i)->attnotnull)
-			elog(ERROR, "awa_bgw: no value for column %s of %s",
-				 NameStr(TupleDescAttr(desc, i)->attname), RelationGetRelationName(ri->rel));
-	if (ri->held == AWA_INSERT_BATCH || ri->held_bytes >= AWA_INSERT_BYTES)
-		row_inserter_flush(ri);
-	if (ri->slots[ri->held] == NULL)
-		ri->slots[ri->held] = table_slot_create(ri->rel, NULL);
-	slot = ri->slots[ri->held++];
-	memcpy(slot->tts_values, values, desc->natts * sizeof(Datum));
-	memcpy(slot->tts_isnull, nulls, desc->natts * sizeof(bool));
-	ExecStoreVirtualTuple(slot);
-	/* the slot's own copy: the caller reuses its arrays for the next row */
-	ExecMaterializeSlot(slot);
-	ri->held_bytes += ExecFetchSlotHeapTuple(slot, false, NULL)->t_len;
-}
-
-void
-awa_row_inserter_end(RowInserter *ri)
-{
-	int			i;
-
-	row_inserter_flush(ri);
-	for (i = 0; i < AWA_INSERT_BATCH && ri->slots[i] != NULL; i++)
-		ExecDropSingleTupleTableSlot(ri->slots[i]);
-	ExecCloseIndices(ri->rri);
-	FreeExecutorState(ri->estate);
 }
 
 /*

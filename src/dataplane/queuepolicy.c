@@ -45,8 +45,10 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "src/awa_bgw.h"
-#include "src/dataplane/probes.h"
+#include "src/dataplane/checks.h"
+#include "src/dataplane/queuepolicy.h"
+#include "src/rel/relcache.h"
+#include "src/rel/scan.h"
 
 PG_FUNCTION_INFO_V1(awa_queue_allowed);
 PG_FUNCTION_INFO_V1(awa_require_queue_privilege);

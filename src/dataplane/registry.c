@@ -31,6 +31,7 @@
 #include "storage/shmem.h"
 
 #include "src/awa_bgw.h"
+#include "src/dataplane/registry.h"
 
 PG_FUNCTION_INFO_V1(awa_reserve_queue_registration);
 

@@ -23,7 +23,7 @@
 
 #include "fmgr.h"
 
-#include "src/awa_bgw.h"
+#include "src/dataplane/tokens.h"
 
 PG_FUNCTION_INFO_V1(awa_lease_token);
 

@@ -19,7 +19,7 @@
 #include "parser/parse_func.h"
 #include "utils/builtins.h"
 
-#include "src/dataplane/probes.h"
+#include "src/dataplane/unique.h"
 
 /*
  * awa.unique_job(queue, key, unique_for, unique_states, job_id): the id of the

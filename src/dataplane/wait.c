@@ -77,7 +77,11 @@
 #include "utils/tuplestore.h"
 
 #include "src/compat.h"
-#include "src/awa_bgw.h"
+#include "src/dataplane/checks.h"
+#include "src/dataplane/claim.h"
+#include "src/dataplane/lanemarks.h"
+#include "src/dataplane/queuepolicy.h"
+#include "src/dataplane/wait.h"
 
 PG_FUNCTION_INFO_V1(awa_claim);
 PG_FUNCTION_INFO_V1(awa_note_enqueued);

@@ -57,8 +57,12 @@
 #include "utils/xid8.h"
 
 #include "src/compat.h"
-#include "src/awa_bgw.h"
+#include "src/dataplane/lanemarks.h"
 #include "src/dataplane/probes.h"
+#include "src/dataplane/windows.h"
+#include "src/dataplane/xidspace.h"
+#include "src/rel/relcache.h"
+#include "src/rel/scan.h"
 
 PG_FUNCTION_INFO_V1(awa_window_position);
 PG_FUNCTION_INFO_V1(awa_window_claimables);

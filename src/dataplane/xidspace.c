@@ -38,8 +38,8 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "src/awa_bgw.h"
-#include "src/dataplane/probes.h"
+#include "src/dataplane/xidspace.h"
+#include "src/rel/relcache.h"
 
 PG_FUNCTION_INFO_V1(awa_cluster_system_identifier);
 PG_FUNCTION_INFO_V1(awa_xid_space_changed);

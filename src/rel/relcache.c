@@ -3,8 +3,9 @@
  * relcache.c
  *	  A backend's cache of the OIDs the hot paths look up by name: schema
  *	  awa, the ring children and tables named in it, and the btree index of a
- *	  child whose leading keys are given columns (docs/storage.md §A.13); and
- *	  the finding of those indexes, the cancel tombstones' partial one too.
+ *	  child whose leading keys are given columns (docs/storage.md §A.13); the
+ *	  finding of those indexes, the cancel tombstones' partial one too; and
+ *	  the opening of the tables by name (awa_open_table), rights checked.
  *
  * An entry is dropped by the relcache invalidation of the relation it names
  * or of the heap or index it pairs (a TRUNCATE, DROP, ALTER, CREATE INDEX or
@@ -26,10 +27,13 @@
 
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
 #include "commands/trigger.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -37,8 +41,10 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "src/awa_bgw.h"
-#include "src/dataplane/probes.h"
+#include "src/dataplane/queuepolicy.h"
+#include "src/dataplane/xidspace.h"
+#include "src/rel/relcache.h"
+#include "src/rel/scan.h"
 
 #define KEY_LEN (NAMEDATALEN * 2)
 
@@ -142,6 +148,38 @@ awa_relid(Oid nsp, const char *name)
 		e->heap = InvalidOid;
 	}
 	return relid;
+}
+
+/*
+ * awa.<family>_<slot> (awa.<family> when slot < 0), after a SELECT privilege
+ * check, with ACCESS SHARE (waits, as a query would, behind a prune's
+ * exclusive lock, which prune holds for awa_bgw.prune_lock_timeout at most).
+ */
+Relation
+awa_open_table(Oid nsp, const char *family, int slot)
+{
+	return awa_open_table_for(nsp, family, slot, AccessShareLock);
+}
+
+/* awa_open_table with another lock (the caller's rights were checked for SELECT) */
+Relation
+awa_open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode)
+{
+	char		name[NAMEDATALEN];
+	Oid			relid;
+
+	if (slot >= 0)
+		snprintf(name, sizeof(name), "%s_%d", family, slot);
+	else
+		strlcpy(name, family, sizeof(name));
+	relid = awa_relid(nsp, name);
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation \"awa.%s\" does not exist", name)));
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
+	return table_open(relid, lockmode);
 }
 
 /*

@@ -10,7 +10,7 @@
  *
  * The status and its lock are private to this file: a worker writes its slot
  * through the awa_status_* functions, the launcher and the statistics ask
- * theirs (awa_bgw.h). Nothing that can raise an error runs while the lock is
+ * theirs (shmem.h). Nothing that can raise an error runs while the lock is
  * held: no allocation, no ereport; what is to be reported or formatted is
  * copied out first.
  *
@@ -36,12 +36,16 @@
 #include "utils/timestamp.h"
 
 #include "src/compat.h"
-#include "src/awa_bgw.h"
+#include "src/status/shmem.h"
 
 PG_FUNCTION_INFO_V1(awa_maintenance_worker_status);
 PG_FUNCTION_INFO_V1(awa_maintenance_worker_ticks);
 PG_FUNCTION_INFO_V1(awa_maintenance_worker_prune_blockers);
 PG_FUNCTION_INFO_V1(awa_wake);
+
+/* the bytes a slot keeps of a blocker or a reason; of an error, a pin or a verdict */
+#define AWA_LABEL_LEN		64
+#define AWA_ERROR_LEN		256
 
 /*
  * One maintenance worker's status slot. Every field is guarded by the status
@@ -547,7 +551,7 @@ counters_jsonb(const uint64 (*counts)[], int noutcomes, const char *const *names
 	{
 		const uint64 *row = ((const uint64 *) counts) + r * noutcomes;
 
-		appendStringInfo(&buf, "%s\"%s\": {", r ? ", " : "", awa_ring_names[r]);
+		appendStringInfo(&buf, "%s\"%s\": {", r ? ", " : "", awa_ring_name(r));
 		for (o = 0; o < noutcomes; o++)
 			appendStringInfo(&buf, "%s\"%s\": " UINT64_FORMAT, o ? ", " : "",
 							 names[o], row[o]);
@@ -731,7 +735,7 @@ prune_blockers_jsonb(const AwaWorkerStatus *st)
 	{
 		if (st->nprune_blockers[r] == 0)
 			continue;
-		appendStringInfo(&buf, "%s\"%s\": [", any ? ", " : "", awa_ring_names[r]);
+		appendStringInfo(&buf, "%s\"%s\": [", any ? ", " : "", awa_ring_name(r));
 		for (i = 0; i < st->nprune_blockers[r]; i++)
 			appendStringInfo(&buf, "%s%d", i ? ", " : "", st->prune_blockers[r][i]);
 		appendStringInfoChar(&buf, ']');

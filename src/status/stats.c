@@ -27,7 +27,8 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "src/awa_bgw.h"
+#include "src/status/shmem.h"
+#include "src/status/stats.h"
 
 PG_FUNCTION_INFO_V1(awa_worker_stats);
 PG_FUNCTION_INFO_V1(awa_worker_ring_stats);
@@ -303,7 +304,7 @@ awa_worker_ring_stats(PG_FUNCTION_ARGS)
 
 			memset(nulls, 0, sizeof(nulls));
 			values[c++] = DirectFunctionCall1(namein, CStringGetDatum(copy[d].dbname));
-			values[c++] = CStringGetTextDatum(awa_ring_names[r]);
+			values[c++] = CStringGetTextDatum(awa_ring_name(r));
 			for (i = 0; i < AWA_ROTATE_NOUTCOMES; i++)
 				values[c++] = Int64GetDatum((int64) copy[d].rotations[r][i]);
 			for (i = 0; i < AWA_PRUNE_NOUTCOMES; i++)

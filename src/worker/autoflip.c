@@ -23,6 +23,8 @@
 #include "catalog/pg_type.h"
 #include "utils/timestamp.h"
 
+#include "src/guc.h"
+#include "src/status/shmem.h"
 #include "src/worker/autoflip.h"
 #include "src/worker/step.h"
 

@@ -10,7 +10,7 @@
 #ifndef AWA_AUTOFLIP_H
 #define AWA_AUTOFLIP_H
 
-#include "src/awa_bgw.h"
+#include "datatype/timestamp.h"
 
 extern void awa_auto_flip_tick(TimestampTz now);
 extern void awa_auto_flip_reset(const char *verdict);

@@ -51,7 +51,10 @@
 #include "utils/varlena.h"
 
 #include "src/awa_bgw.h"
-#include "src/worker/worker_args.h"
+#include "src/guc.h"
+#include "src/status/shmem.h"
+#include "src/worker/launcher.h"
+#include "src/worker/worker.h"
 
 #define LAUNCHER_NAPTIME_MS		1000
 #define BACKOFF_MIN_MS			1000

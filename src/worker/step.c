@@ -40,6 +40,10 @@
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
+#include "src/awa_bgw.h"
+#include "src/guc.h"
+#include "src/status/shmem.h"
+#include "src/status/stats.h"
 #include "src/worker/step.h"
 
 static void record_error(const char *label, ErrorData *edata);

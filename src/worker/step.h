@@ -11,7 +11,6 @@
 #ifndef AWA_STEP_H
 #define AWA_STEP_H
 
-#include "src/awa_bgw.h"
 
 /*
  * The schema of the extension's objects, named once: in the SQL of the steps

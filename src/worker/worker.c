@@ -45,9 +45,16 @@
 #include "utils/timestamp.h"
 #include "utils/varlena.h"
 
+#include "src/awa_bgw.h"
+#include "src/guc.h"
+#include "src/status/shmem.h"
+#include "src/status/stats.h"
 #include "src/worker/autoflip.h"
 #include "src/worker/step.h"
-#include "src/worker/worker_args.h"
+#include "src/worker/worker.h"
+
+/* pg_try_advisory_lock key of the per-database maintenance leader: "AWA_MAIN". */
+#define AWA_BGW_LEADER_KEY		INT64CONST(4708303813012965710)
 
 #define IDLE_RECHECK_MS		1000
 /* one pass's budget for the failed_jobs retention; the next pass goes on at once */
@@ -611,7 +618,7 @@ rotate(const WorkerStep *step, TimestampTz now)
 	const char *blocker;
 	int			idx;
 
-	awa_step_param(&params, TEXTOID, CStringGetTextDatum(awa_ring_names[ring]));
+	awa_step_param(&params, TEXTOID, CStringGetTextDatum(awa_ring_name(ring)));
 	if (!run_entry(step, &params, &res) || !res.has_row)
 		return STEP_DONE;
 	blocker = awa_step_text(&res, "blocker");
@@ -640,7 +647,7 @@ prune(const WorkerStep *step, TimestampTz now)
 	int			nholders;
 	int			idx;
 
-	awa_step_param(&params, TEXTOID, CStringGetTextDatum(awa_ring_names[ring]));
+	awa_step_param(&params, TEXTOID, CStringGetTextDatum(awa_ring_name(ring)));
 	if (!run_entry(step, &params, &res) || !res.has_row)
 		return STEP_DONE;
 	outcome = awa_step_text(&res, "outcome");

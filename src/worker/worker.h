@@ -1,15 +1,16 @@
 /*-------------------------------------------------------------------------
  *
- * worker_args.h
- *	  What the launcher hands a maintenance worker in bgw_extra: plain
- *	  values only (a dynamic worker gets a copy of the registration).
+ * worker.h
+ *	  The per-database maintenance worker (worker.c): its entry point, and
+ *	  what the launcher hands it in bgw_extra: plain values only (a dynamic
+ *	  worker gets a copy of the registration).
  *
- * src/worker/worker_args.h
+ * src/worker/worker.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef AWA_WORKER_ARGS_H
-#define AWA_WORKER_ARGS_H
+#ifndef AWA_WORKER_H
+#define AWA_WORKER_H
 
 #include "postmaster/bgworker.h"
 
@@ -22,4 +23,7 @@ typedef struct AwaWorkerArgs
 StaticAssertDecl(sizeof(AwaWorkerArgs) <= BGW_EXTRALEN,
 				 "AwaWorkerArgs does not fit in bgw_extra");
 
-#endif							/* AWA_WORKER_ARGS_H */
+/* bgw_function_name of the workers the launcher registers */
+extern PGDLLEXPORT void awa_bgw_worker_main(Datum main_arg);
+
+#endif							/* AWA_WORKER_H */
