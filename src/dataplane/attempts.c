@@ -35,7 +35,6 @@
 #include "utils/timestamp.h"
 
 #include "src/dataplane/checks.h"
-#include "src/dataplane/claim.h"
 #include "src/dataplane/complete.h"
 #include "src/dataplane/enqueue.h"
 #include "src/dataplane/probes.h"

@@ -3,7 +3,9 @@
  * checks.c
  *	  The validation of a job, in C for 0.9 (docs/storage.md §A.13):
  *	  awa.check_job(queue, kind, args, priority, run_at, max_attempts), which
- *	  enqueue, enqueue_batch (once per job) and register_queue call.
+ *	  enqueue, enqueue_batch (once per job) and register_queue call; and the
+ *	  checks the C hot paths make of their calls before anything else (READ
+ *	  COMMITTED, a name, a payload's size).
  *
  * The rules, messages, SQLSTATEs and hints are those of the PL/pgSQL
  * check_name, check_payload and check_job of api/jobs.sql (which 0.7 and 0.8
@@ -17,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "access/xact.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
@@ -28,6 +31,20 @@
 #include "src/guc.h"
 
 PG_FUNCTION_INFO_V1(awa_check_job);
+
+/* awa.require_read_committed() */
+void
+awa_require_read_committed(void)
+{
+	if (XactIsoLevel != XACT_READ_COMMITTED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("awa_bgw queue functions need READ COMMITTED, not %s",
+						XactIsoLevel == XACT_SERIALIZABLE ? "SERIALIZABLE" :
+						XactIsoLevel == XACT_REPEATABLE_READ ? "REPEATABLE READ" :
+						"READ UNCOMMITTED"),
+				 errhint("Enqueue, claim and complete in a READ COMMITTED transaction.")));
+}
 
 /* awa.check_name(what, value): a text of 1 to 200 characters */
 void

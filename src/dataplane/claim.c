@@ -52,7 +52,6 @@
 #include "utils/tuplestore.h"
 
 #include "src/dataplane/checks.h"
-#include "src/dataplane/claim.h"
 #include "src/dataplane/lanemarks.h"
 #include "src/dataplane/privlock.h"
 #include "src/dataplane/probes.h"
@@ -91,20 +90,6 @@ typedef struct Claim
 	bool		no_wait;		/* first pass over a priority: busy lanes skipped */
 	bool		busy;			/* the last lane tried was busy */
 } Claim;
-
-/* awa.require_read_committed() */
-void
-awa_require_read_committed(void)
-{
-	if (XactIsoLevel != XACT_READ_COMMITTED)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("awa_bgw queue functions need READ COMMITTED, not %s",
-						XactIsoLevel == XACT_SERIALIZABLE ? "SERIALIZABLE" :
-						XactIsoLevel == XACT_REPEATABLE_READ ? "REPEATABLE READ" :
-						"READ UNCOMMITTED"),
-				 errhint("Enqueue, claim and complete in a READ COMMITTED transaction.")));
-}
 
 /* awa.check_claim(queue, max_batch, deadline): the same rules and messages */
 static void

@@ -39,7 +39,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "src/dataplane/claim.h"
+#include "src/dataplane/checks.h"
 #include "src/dataplane/complete.h"
 #include "src/dataplane/privlock.h"
 #include "src/dataplane/probes.h"

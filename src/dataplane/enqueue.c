@@ -45,7 +45,6 @@
 #include "utils/xid8.h"
 
 #include "src/dataplane/checks.h"
-#include "src/dataplane/claim.h"
 #include "src/dataplane/enqueue.h"
 #include "src/dataplane/probes.h"
 #include "src/dataplane/queuepolicy.h"

@@ -29,7 +29,6 @@
 #include "utils/tuplestore.h"
 
 #include "src/dataplane/checks.h"
-#include "src/dataplane/claim.h"
 #include "src/dataplane/enqueue.h"
 #include "src/dataplane/queuepolicy.h"
 

@@ -17,11 +17,12 @@
  *
  * Every change to either table fires awa.queue_policy_changed, a statement
  * trigger that sends a relcache invalidation of the table at commit; the
- * relcache callback of src/rel/relcache.c passes it here, and the next lookup
- * drops every entry. Each lookup first reads pending invalidations, so a
- * change is seen by every call that starts after its COMMIT returned. A
- * paused entry is read again at each claim (a resume must be seen by the
- * claimer its commit wakes, which may run before the invalidation is sent).
+ * relcache callback of src/rel/relcache.c passes it to this file, which
+ * listens (awa_relcache_listen), and the next lookup drops every entry. Each
+ * lookup first reads pending invalidations, so a change is seen by every call
+ * that starts after its COMMIT returned. A paused entry is read again at each
+ * claim (a resume must be seen by the claimer its commit wakes, which may run
+ * before the invalidation is sent).
  *
  * src/dataplane/queuepolicy.c
  *
@@ -81,12 +82,12 @@ static Oid	grants_relid = InvalidOid;
 static Oid	pauses_relid = InvalidOid;
 
 /*
- * From src/rel/relcache.c's callback: a change to a policy table (or a reset)
- * makes every entry stale. They are dropped at the next lookup, never under
- * a check that may be using one.
+ * From src/rel/relcache.c's callback (awa_relcache_listen): a change to a
+ * policy table (or a reset) makes every entry stale. They are dropped at the
+ * next lookup, never under a check that may be using one.
  */
-void
-awa_queue_policy_invalidate(Oid relid)
+static void
+queue_policy_invalidate(Oid relid)
 {
 	if (!OidIsValid(relid) || relid == grants_relid || relid == pauses_relid)
 		policies_stale = true;
@@ -107,8 +108,12 @@ policy_cache(void)
 	HASHCTL		ctl;
 
 	if (policy_cxt == NULL)
+	{
+		/* before the first entry is read */
+		awa_relcache_listen(queue_policy_invalidate);
 		policy_cxt = AllocSetContextCreate(CacheMemoryContext, "awa_bgw queue policies",
 										   ALLOCSET_SMALL_SIZES);
+	}
 	if (policies == NULL)
 	{
 		ctl.keysize = QP_KEY_LEN;

@@ -18,6 +18,5 @@
 extern bool awa_queue_allowed_for(text *queue, int priv);
 extern void awa_queue_require(text *queue, int priv);
 extern bool awa_queue_paused(text *queue);
-extern void awa_queue_policy_invalidate(Oid relid);
 
 #endif							/* AWA_QUEUEPOLICY_H */

@@ -78,7 +78,6 @@
 
 #include "src/compat.h"
 #include "src/dataplane/checks.h"
-#include "src/dataplane/claim.h"
 #include "src/dataplane/lanemarks.h"
 #include "src/dataplane/queuepolicy.h"
 #include "src/dataplane/wait.h"

@@ -12,8 +12,8 @@
  * retry, claims) adopt; readers of windows refuse any state but own and
  * fresh. A backend's verdict "own" is kept until the mark changes: the
  * statement trigger awa.xid_space_changed sends a relcache invalidation of
- * the table at commit, and src/rel/relcache.c's callback passes it here, so in
- * the steady state a check is one test of a flag. A change to
+ * the table at commit, and src/rel/relcache.c's callback passes it here
+ * (awa_relcache_listen), so in the steady state a check is one test of a flag. A change to
  * pg_subscription_rel drops the verdict too: a database whose awa tables are
  * subscribed by logical replication is refused. Before 0.10 there is no
  * table and nothing to check.
@@ -56,11 +56,12 @@ static Oid	space_relid = InvalidOid;
 static uint64 space_invals = 0;
 
 /*
- * From src/rel/relcache.c's callback: a change to awa.xid_space (or a reset)
- * makes the verdict stale; the next check reads the mark again.
+ * From src/rel/relcache.c's callback (awa_relcache_listen): a change to
+ * awa.xid_space (or a reset) makes the verdict stale; the next check reads
+ * the mark again.
  */
-void
-awa_xid_space_invalidate(Oid relid)
+static void
+xid_space_invalidate(Oid relid)
 {
 	if (!OidIsValid(relid) || relid == space_relid)
 	{
@@ -77,7 +78,7 @@ awa_xid_space_invalidate(Oid relid)
 static void
 subscriptions_changed(Datum arg, int cacheid, uint32 hashvalue)
 {
-	awa_xid_space_invalidate(InvalidOid);
+	xid_space_invalidate(InvalidOid);
 }
 
 /* Run sql (one text column, one row) and return its value, palloc'd here. */
@@ -117,6 +118,7 @@ space_state(const char *sql)
 		return "own";
 	if (!registered)
 	{
+		awa_relcache_listen(xid_space_invalidate);
 		CacheRegisterSyscacheCallback(SUBSCRIPTIONRELMAP, subscriptions_changed, (Datum) 0);
 		registered = true;
 	}

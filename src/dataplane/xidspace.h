@@ -13,6 +13,5 @@
 
 extern void awa_xid_space_adopt(void);
 extern void awa_xid_space_require(void);
-extern void awa_xid_space_invalidate(Oid relid);
 
 #endif							/* AWA_XIDSPACE_H */

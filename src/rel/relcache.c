@@ -12,12 +12,17 @@
  * REINDEX of either sends one), and the whole cache by a reset (an
  * invalidation of every relation) or by any change to pg_namespace. Only
  * relations that exist are cached; a name that is missing is looked up again
- * each time. The same callback tells src/dataplane/queuepolicy.c of changes to the
- * per-queue policy tables, and src/dataplane/xidspace.c of changes to the mark of the
- * xid space: their statement triggers (awa_table_changed_trigger) send the
- * relcache invalidation of their table at commit. A stale OID could only come from an invalidation not yet read,
+ * each time. A stale OID could only come from an invalidation not yet read,
  * and table_open reads them when it takes its lock, as it does for an OID
  * found through the syscache.
+ *
+ * The same callback passes every relcache invalidation on to the modules
+ * above that keep what they read from tables of schema awa and listen
+ * (awa_relcache_listen): src/dataplane/queuepolicy.c for the per-queue policy
+ * tables, src/dataplane/xidspace.c for the mark of the xid space. Their
+ * statement triggers (awa_table_changed_trigger) send the relcache
+ * invalidation of their table at commit. A module listens before it first
+ * reads its table; nothing it could have kept is missed before that.
  *
  * src/rel/relcache.c
  *
@@ -41,8 +46,6 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "src/dataplane/queuepolicy.h"
-#include "src/dataplane/xidspace.h"
 #include "src/rel/relcache.h"
 #include "src/rel/scan.h"
 
@@ -58,6 +61,11 @@ typedef struct CachedOid
 static HTAB *oid_cache = NULL;
 static Oid	awa_nsp = InvalidOid;
 
+/* the modules told of each relcache invalidation (awa_relcache_listen) */
+#define MAX_LISTENERS	4
+static AwaRelcacheListener listeners[MAX_LISTENERS];
+static int	nlisteners = 0;
+
 static void
 forget_all(void)
 {
@@ -72,9 +80,10 @@ relcache_changed(Datum arg, Oid relid)
 {
 	HASH_SEQ_STATUS seq;
 	CachedOid  *e;
+	int			i;
 
-	awa_queue_policy_invalidate(relid);
-	awa_xid_space_invalidate(relid);
+	for (i = 0; i < nlisteners; i++)
+		listeners[i] (relid);
 	if (oid_cache == NULL)
 		return;
 	if (!OidIsValid(relid))
@@ -94,18 +103,24 @@ namespaces_changed(Datum arg, int cacheid, uint32 hashvalue)
 	forget_all();
 }
 
+static void
+register_callbacks(void)
+{
+	static bool registered = false;
+
+	if (registered)
+		return;
+	CacheRegisterRelcacheCallback(relcache_changed, (Datum) 0);
+	CacheRegisterSyscacheCallback(NAMESPACEOID, namespaces_changed, (Datum) 0);
+	registered = true;
+}
+
 static HTAB *
 cache(void)
 {
-	static bool registered = false;
 	HASHCTL		ctl;
 
-	if (!registered)
-	{
-		CacheRegisterRelcacheCallback(relcache_changed, (Datum) 0);
-		CacheRegisterSyscacheCallback(NAMESPACEOID, namespaces_changed, (Datum) 0);
-		registered = true;
-	}
+	register_callbacks();
 	if (oid_cache == NULL)
 	{
 		ctl.keysize = KEY_LEN;
@@ -115,6 +130,26 @@ cache(void)
 								HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	}
 	return oid_cache;
+}
+
+/*
+ * Tell listener of every relcache invalidation from now on, with the OID of
+ * the relation (InvalidOid: every relation), before this cache drops its
+ * entries. A module above this one calls it before it first reads a table of
+ * its own; listening twice is listening once.
+ */
+void
+awa_relcache_listen(AwaRelcacheListener listener)
+{
+	int			i;
+
+	register_callbacks();
+	for (i = 0; i < nlisteners; i++)
+		if (listeners[i] == listener)
+			return;
+	if (nlisteners >= MAX_LISTENERS)
+		elog(ERROR, "awa_bgw: more than %d relcache listeners", MAX_LISTENERS);
+	listeners[nlisteners++] = listener;
 }
 
 /* the OID of schema awa (errors when there is none) */

@@ -15,6 +15,10 @@
 #include "storage/lockdefs.h"
 #include "utils/relcache.h"
 
+/* told of a relcache invalidation: relid, or InvalidOid for every relation */
+typedef void (*AwaRelcacheListener) (Oid relid);
+
+extern void awa_relcache_listen(AwaRelcacheListener listener);
 extern Oid	awa_namespace(void);
 extern Oid	awa_relid(Oid nsp, const char *name);
 extern Relation awa_open_table(Oid nsp, const char *family, int slot);
