@@ -40,33 +40,19 @@
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
-#include "src/awa_bgw.h"
 #include "src/guc.h"
 #include "src/status/shmem.h"
 #include "src/status/stats.h"
+#include "src/worker/schema_version.h"
 #include "src/worker/step.h"
 
 static void record_error(const char *label, ErrorData *edata);
 
-/* The extension versions this library maintains, and what each has. */
-typedef struct AwaVersion
-{
-	const char *version;
-	bool		windows;		/* the data plane of snapshot windows */
-	bool		xid_space;		/* the mark of the rows' xid space */
-} AwaVersion;
-
-static const AwaVersion versions[] = {
-	{"0.7", false, false},
-	{"0.8", false, false},
-	{"0.9", true, false},
-	{AWA_BGW_SCHEMA_VERSION_LATEST, true, true},
-};
-
 /*
- * The installed extension version, or AWA_EXT_ABSENT; res->windows and
- * res->xid_space say what it has. Must run inside a transaction. A direct
- * catalog read: cheap enough for every step.
+ * Whether the extension is installed, and at a version this library
+ * maintains: then res->schema is that version's row of the table
+ * (src/worker/schema_version.c), which says what it has. Must run inside a
+ * transaction. A direct catalog read: cheap enough for every step.
  */
 static AwaExtensionState
 extension_state(AwaStepResult *res)
@@ -77,8 +63,7 @@ extension_state(AwaStepResult *res)
 	HeapTuple	tup;
 	AwaExtensionState result = AWA_EXT_ABSENT;
 
-	res->windows = false;
-	res->xid_space = false;
+	res->schema = NULL;
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
 				CStringGetDatum("awa_bgw"));
@@ -90,16 +75,9 @@ extension_state(AwaStepResult *res)
 		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
 									 RelationGetDescr(rel), &isnull);
 		char	   *version = isnull ? "" : TextDatumGetCString(d);
-		int			i;
 
-		result = AWA_EXT_OTHER_VERSION;
-		for (i = 0; i < (int) lengthof(versions); i++)
-			if (strcmp(version, versions[i].version) == 0)
-			{
-				result = AWA_EXT_READY;
-				res->windows = versions[i].windows;
-				res->xid_space = versions[i].xid_space;
-			}
+		res->schema = awa_schema_version(version);
+		result = res->schema != NULL ? AWA_EXT_READY : AWA_EXT_OTHER_VERSION;
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);

@@ -11,6 +11,8 @@
 #ifndef AWA_STEP_H
 #define AWA_STEP_H
 
+#include "src/worker/schema_version.h"
+
 
 /*
  * The schema of the extension's objects, named once: in the SQL of the steps
@@ -70,8 +72,7 @@ typedef struct AwaStepValue
 typedef struct AwaStepResult
 {
 	AwaExtensionState extension;
-	bool		windows;		/* installed at 0.9+, the data plane of windows */
-	bool		xid_space;		/* installed at 0.10+: rows marked with their xid space */
+	const AwaSchemaVersion *schema; /* at AWA_EXT_READY the version's row, else NULL */
 	bool		has_row;		/* the SQL ran and returned a row */
 	const AwaStepColumn *columns;	/* what values[] hold, by name */
 	AwaStepValue values[AWA_STEP_MAX_COLUMNS];

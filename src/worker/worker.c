@@ -50,6 +50,7 @@
 #include "src/status/shmem.h"
 #include "src/status/stats.h"
 #include "src/worker/autoflip.h"
+#include "src/worker/schema_version.h"
 #include "src/worker/step.h"
 #include "src/worker/worker.h"
 
@@ -67,8 +68,10 @@
  * owns what"). Each entry names its step (the label in logs and last_error),
  * the SQL that does the work (parameters $1... bound by its handler), the
  * columns it reads from the result by name, its cadence, the counters it
- * bumps, and the handler that runs it and records its outcome. One loop
- * (maintain) drives the table in order.
+ * bumps, and the handler that runs it and records its outcome; what it needs
+ * of the installed version, as the table of versions says what each has
+ * (src/worker/schema_version.c). One loop (maintain) drives the table in
+ * order.
  *
  * Entries form groups: an entry flagged STEP_GROUP shares the cadence of the
  * entry before it and runs in the same pass. A handler returns STEP_AGAIN
@@ -83,11 +86,10 @@ typedef enum StepNext
 	STEP_AGAIN					/* work left: the group is due again at once */
 } StepNext;
 
-#define STEP_WINDOWS	0x01	/* runs only at 0.9 (the data plane of windows) */
-#define STEP_GROUP		0x02	/* shares the cadence of the entry before it */
-#define STEP_CAUGHT_UP	0x04	/* skipped while an earlier entry of its group left work */
-#define STEP_GATED		0x08	/* outcome folded / stood_down: runs counted when folded */
-#define STEP_PIN_SLOWED	0x10	/* under a pinned horizon, at most once per
+#define STEP_GROUP		0x01	/* shares the cadence of the entry before it */
+#define STEP_CAUGHT_UP	0x02	/* skipped while an earlier entry of its group left work */
+#define STEP_GATED		0x04	/* outcome folded / stood_down: runs counted when folded */
+#define STEP_PIN_SLOWED	0x08	/* under a pinned horizon, at most once per
 								 * awa_bgw.pinned_rotate_interval */
 
 typedef struct WorkerStep WorkerStep;
@@ -97,7 +99,9 @@ struct WorkerStep
 {
 	const char *label;
 	const char *sql;			/* NULL: the handler runs its own (auto-flip) */
-	const char *sql_before_windows; /* the SQL before 0.9, if it differs */
+	AwaSchemaFeature needs;		/* runs only at the versions that have it */
+	AwaSchemaFeature sql_needs; /* at the versions without it, sql_without runs */
+	const char *sql_without;
 	AwaStepColumn columns[AWA_STEP_MAX_COLUMNS + 1];	/* read by name */
 	const int  *interval_ms;	/* a GUC-backed cadence; NULL: every_ms */
 	int			every_ms;
@@ -122,12 +126,15 @@ static StepNext prune(const WorkerStep *step, TimestampTz now);
 
 /* $1 of rotate and prune: the ring's name */
 #define ROTATE_SQL "SELECT outcome, blocker FROM " AWA_FN("rotate") "(" AWA_SCHEMA_ARG ", $1)"
-/* at 0.9 a blocked prune also names, in its transaction, who holds its locks */
+/*
+ * where the version has AWA_FEATURE_PRUNE_HOLDERS (0.9+), a blocked prune also
+ * names, in its transaction, who holds its locks
+ */
 #define PRUNE_SQL \
 	"SELECT p.outcome, p.reason, CASE WHEN p.outcome = 'blocked' THEN " \
 	AWA_FN("ring_slot_lock_holders") "(p.ring, p.slot) END AS holders " \
 	"FROM " AWA_FN("prune") "(" AWA_SCHEMA_ARG ", $1) p"
-#define PRUNE_SQL_BEFORE_WINDOWS \
+#define PRUNE_SQL_WITHOUT_HOLDERS \
 	"SELECT outcome, reason, NULL::pg_catalog.int4[] AS holders " \
 	"FROM " AWA_FN("prune") "(" AWA_SCHEMA_ARG ", $1)"
 #define RING_STEPS(ring, name) \
@@ -136,7 +143,8 @@ static StepNext prune(const WorkerStep *step, TimestampTz now);
 	 .interval_ms = &awa_bgw_rotate_interval[ring], .flags = STEP_PIN_SLOWED, \
 	 NO_COUNTERS, .handler = rotate, .arg = ring}, \
 	{.label = "prune of the " name " ring", .sql = PRUNE_SQL, \
-	 .sql_before_windows = PRUNE_SQL_BEFORE_WINDOWS, \
+	 .sql_needs = AWA_FEATURE_PRUNE_HOLDERS, \
+	 .sql_without = PRUNE_SQL_WITHOUT_HOLDERS, \
 	 .columns = {{"outcome", AWA_COL_TEXT}, {"reason", AWA_COL_TEXT}, \
 				 {"holders", AWA_COL_INT4_ARRAY}}, \
 	 .flags = STEP_GROUP, NO_COUNTERS, .handler = prune, .arg = ring}
@@ -157,15 +165,15 @@ static const WorkerStep steps[] = {
 	{.label = "periodic schedules",
 	 .sql = "SELECT fired, failed FROM " AWA_FN("fire_due_schedules") "(" AWA_SCHEMA_ARG ")",
 	 .columns = {{"fired", AWA_COL_INT8}, {"failed", AWA_COL_INT8}},
-	 .every_ms = SCHEDULE_CHECK_MS, .flags = STEP_WINDOWS, NO_COUNTERS,
+	 .every_ms = SCHEDULE_CHECK_MS, .needs = AWA_FEATURE_SCHEDULES, NO_COUNTERS,
 	 .handler = count_only},
 	/* one batch per fold_interval, from where the last one stopped ($1) */
 	{.label = "purge of unique keys",
 	 .sql = "SELECT outcome, purged, last_job_id FROM " AWA_FN("purge_unique_keys") "($1)",
 	 .columns = {{"outcome", AWA_COL_TEXT}, {"purged", AWA_COL_INT8},
 				 {"last_job_id", AWA_COL_INT8}},
-	 .interval_ms = &awa_bgw_fold_interval, .flags = STEP_WINDOWS, NO_COUNTERS,
-	 .handler = purge_unique_keys},
+	 .interval_ms = &awa_bgw_fold_interval, .needs = AWA_FEATURE_UNIQUE_KEYS,
+	 NO_COUNTERS, .handler = purge_unique_keys},
 	/* the horizon-gated folds, then the auto-flip check, on the fold cadence */
 	{.label = "fold of the rollup deltas",
 	 .sql = "SELECT outcome, folded_rows, pin FROM "
@@ -214,8 +222,8 @@ typedef struct WorkerSchedule
 	bool		is_leader;
 	bool		upgrade_logged;
 	bool		absent_logged;	/* "no extension" said, for this absence */
-	bool		windows;		/* the extension is at 0.9+ (at the last check) */
-	bool		xid_space;		/* at 0.10+: its rows carry the mark of their xid space */
+	const AwaSchemaVersion *schema; /* the version at the last check; NULL: none
+									 * this library maintains */
 	char		space_waiting[16];	/* the xid space state waited in, as logged; "" */
 	char		instance_id[40];
 } WorkerSchedule;
@@ -376,8 +384,7 @@ extension_ready(void)
 
 	if (!awa_run_step("extension check", NULL, NULL, NULL, &res))
 		return false;
-	sched.windows = res.windows;
-	sched.xid_space = res.xid_space;
+	sched.schema = res.schema;
 	if (res.extension == AWA_EXT_READY)
 	{
 		if (sched.absent_logged)
@@ -411,7 +418,7 @@ extension_ready(void)
 							"this library does not maintain; waiting",
 							awa_status_dbname()),
 					 errhint("Run ALTER EXTENSION awa_bgw UPDATE TO '%s' in that database.",
-							 AWA_BGW_SCHEMA_VERSION_LATEST)));
+							 awa_schema_version_latest())));
 		sched.upgrade_logged = true;
 		awa_status_set_state(AWA_STATE_NEEDS_UPGRADE);
 	}
@@ -431,7 +438,7 @@ xid_space_own(void)
 	AwaStepResult res;
 	const char *state;
 
-	if (!sched.xid_space)
+	if (!awa_schema_has(sched.schema, AWA_FEATURE_XID_SPACE))
 		return true;
 	if (!awa_run_step("xid space check", "SELECT " AWA_FN("xid_space_settle") "() AS state",
 					  NULL, columns, &res) || !res.has_row)
@@ -482,16 +489,16 @@ heartbeat(TimestampTz now)
 }
 
 /*
- * Run one entry's SQL with its parameters (NULL: none), the 0.9 SQL or the
- * one before, and count it: a run and its rows, or for a gated step a
- * stand-down under a pin, or a run and its rows when it folded. Returns
- * whether it ran (no error, the extension ready).
+ * Run one entry's SQL with its parameters (NULL: none), sql or, at a version
+ * without its sql_needs, sql_without, and count it: a run and its rows, or
+ * for a gated step a stand-down under a pin, or a run and its rows when it
+ * folded. Returns whether it ran (no error, the extension ready).
  */
 static bool
 run_entry(const WorkerStep *step, const AwaStepParams *params, AwaStepResult *res)
 {
-	const char *sql = (!sched.windows && step->sql_before_windows)
-		? step->sql_before_windows : step->sql;
+	const char *sql = awa_schema_has(sched.schema, step->sql_needs)
+		? step->sql : step->sql_without;
 
 	if (!awa_run_step(step->label, sql, params, step->columns, res) ||
 		res->extension != AWA_EXT_READY)
@@ -678,6 +685,13 @@ step_interval(const WorkerStep *step)
 	return ms;
 }
 
+/* Whether the version installed (at the last check) has what the step needs. */
+static bool
+step_runs_here(const WorkerStep *step)
+{
+	return awa_schema_has(sched.schema, step->needs);
+}
+
 /*
  * One pass over the table of steps: each group that is due runs, entry by
  * entry, and is due again after its cadence, or at once when an entry left
@@ -698,17 +712,15 @@ maintain(TimestampTz now, TimestampTz next)
 		if (!(step->flags & STEP_GROUP))
 		{
 			/* the first entry of a group: its cadence is the group's */
-			if (head >= 0 && (!(steps[head].flags & STEP_WINDOWS) || sched.windows))
+			if (head >= 0 && step_runs_here(&steps[head]))
 				next = Min(next, sched.next_due[head]);
 			head = i;
 			backlog = false;
-			due = (!(step->flags & STEP_WINDOWS) || sched.windows) &&
-				now >= sched.next_due[i];
+			due = step_runs_here(step) && now >= sched.next_due[i];
 			if (due)
 				sched.next_due[i] = after_ms(now, step_interval(step));
 		}
-		if (!due || ((step->flags & STEP_WINDOWS) && !sched.windows) ||
-			((step->flags & STEP_CAUGHT_UP) && backlog))
+		if (!due || !step_runs_here(step) || ((step->flags & STEP_CAUGHT_UP) && backlog))
 			continue;
 		if (step->handler(step, now) == STEP_AGAIN)
 		{
@@ -716,7 +728,7 @@ maintain(TimestampTz now, TimestampTz next)
 			sched.next_due[head] = now;
 		}
 	}
-	if (head >= 0 && (!(steps[head].flags & STEP_WINDOWS) || sched.windows))
+	if (head >= 0 && step_runs_here(&steps[head]))
 		next = Min(next, sched.next_due[head]);
 	return next;
 }
