@@ -7,7 +7,7 @@
 here := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 
 MODULE_big = awa_bgw
-OBJS = awa_bgw.o $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+OBJS = awa_bgw.o $(patsubst %.c,%.o,$(sort $(wildcard src/*.c src/*/*.c)))
 
 EXTENSION = awa_bgw
 # Upgrades 0.6 -> 0.7 -> 0.8 -> 0.9 -> 0.10. The scripts of released versions are in

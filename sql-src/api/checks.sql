@@ -104,7 +104,7 @@ BEGIN
 END
 $$;
 
--- The validation of a job, in C (src/checks.c; until 0.9 it was PL/pgSQL, with the same
+-- The validation of a job, in C (src/dataplane/checks.c; until 0.9 it was PL/pgSQL, with the same
 -- rules, messages, SQLSTATEs and hints in the same order): enqueue_batch checks each
 -- job, and the PL/pgSQL check took a quarter of its time.
 CREATE OR REPLACE FUNCTION awa.check_job(p_queue text, p_kind text, p_args jsonb,

@@ -1,7 +1,7 @@
 -- Claim in 0.9 (docs/storage.md Part A §A.3): a lane's position is its newest receipt
 -- carrying a window; a claim takes the rest of that window, then opens the next one at
 -- its own snapshot. Each receipt's run_lease is a fresh random token (§A.6), its
--- attempt number a column of its own. The probes are C (src/windows.c). (0.6-0.8
+-- attempt number a column of its own. The probes are C (src/dataplane/windows.c). (0.6-0.8
 -- claimed by lane positions and done entries: released/awa_bgw--0.8.sql.)
 
 -- The lane's position: the window (win_lo NULL: nothing visible) and the last entry
@@ -70,8 +70,8 @@ AS $$
 $$;
 
 -- Which claims of this transaction may leave work for a waiting claimer, and which
--- jobs it enqueued, per lane (src/wait.c): read by its end, which wakes the claimers
--- waiting for the queue and clears the lane's empty mark (src/lanemarks.c). An
+-- jobs it enqueued, per lane (src/dataplane/wait.c): read by its end, which wakes the claimers
+-- waiting for the queue and clears the lane's empty mark (src/dataplane/lanemarks.c). An
 -- enqueue notes the ready slot it wrote into at once, before it can commit: the
 -- claims' window reads skip a ready child whose entries are all older than the window
 -- (docs/storage.md A.12).
@@ -83,7 +83,7 @@ CREATE OR REPLACE FUNCTION awa.note_claimed(p_queue text, p_taken int, p_lane in
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_note_claimed';
 
--- Empty-lane marks (docs/storage.md A.12, src/lanemarks.c): lane_look gives the lane's
+-- Empty-lane marks (docs/storage.md A.12, src/dataplane/lanemarks.c): lane_look gives the lane's
 -- epoch, read before the statement that reads the lane takes its snapshot (NULL: the
 -- lane is marked empty and nothing has given it work since); a claim that held the
 -- lane's claim lock and took nothing marks it with lane_seen_empty.
@@ -94,13 +94,13 @@ CREATE OR REPLACE FUNCTION awa.lane_seen_empty(p_lane int, p_epoch bigint) RETUR
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_lane_seen_empty';
 
--- The claims waiting now (src/wait.c).
+-- The claims waiting now (src/dataplane/wait.c).
 CREATE OR REPLACE FUNCTION awa.claim_waiters()
 RETURNS TABLE (pid int, database oid, waiting_since timestamptz, woken boolean)
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_claim_waiters';
 
--- The API's claim (src/wait.c): without wait, awa.claim_now; with wait, a claim that
+-- The API's claim (src/dataplane/wait.c): without wait, awa.claim_now; with wait, a claim that
 -- finds nothing sleeps, holding no snapshot and no lock, until a commit gives the queue
 -- work or wait has passed (docs/storage.md A.11).
 CREATE OR REPLACE FUNCTION awa.claim(queue text, max_batch int DEFAULT 1,
@@ -110,7 +110,7 @@ LANGUAGE C VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_claim';
 
--- One claim of the queue's lanes, taking what is there now (src/claim.c; called by
+-- One claim of the queue's lanes, taking what is there now (src/dataplane/claim.c; called by
 -- awa.claim, which runs as the extension's owner with its search_path). Per lane, in
 -- claim order (priority, then the shards from this backend's own): the empty-lane mark
 -- (awa.lane_look), the lane's claim lock (tried; a busy lane is waited for up to 10 ms
@@ -195,7 +195,7 @@ CREATE OR REPLACE FUNCTION awa.receipt_attempt(p_receipt awa.lease_claims) RETUR
 LANGUAGE sql IMMUTABLE
 AS $$ SELECT p_receipt.attempt $$;
 
--- A fresh attempt token: random, at least 2^62 (src/tokens.c).
+-- A fresh attempt token: random, at least 2^62 (src/dataplane/tokens.c).
 CREATE OR REPLACE FUNCTION awa.lease_token() RETURNS bigint
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_lease_token';

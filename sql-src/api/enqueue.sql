@@ -1,6 +1,6 @@
--- Enqueue, in C (src/enqueue.c, src/enqueue_batch.c; until 0.9 PL/pgSQL, with the same
--- signatures, checks in the same order, messages, SQLSTATEs, hints and results): the
--- isolation level, check_job,
+-- Enqueue, in C (src/dataplane/enqueue.c, src/dataplane/enqueue_batch.c; until 0.9
+-- PL/pgSQL, with the same signatures, checks in the same order, messages, SQLSTATEs,
+-- hints and results): the isolation level, check_job,
 -- the job id, then what awa.enqueue_jobs does, the due jobs straight into the ring
 -- (awa.enqueue_ready's work) and the later ones through awa.enqueue_jobs into
 -- awa.deferred_jobs.

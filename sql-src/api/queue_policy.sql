@@ -1,8 +1,8 @@
 -- Per-queue grants and pauses (0.9; docs/operations.md "Roles and the trust model").
--- The checks are in C (src/queuepolicy.c): every API call asks a per-backend cache of
+-- The checks are in C (src/dataplane/queuepolicy.c): every API call asks a per-backend cache of
 -- the queue's policy, which a change to awa.queue_privileges or awa.queue_pauses drops
 -- in every backend when it commits (the statement trigger below sends a relcache
--- invalidation of both tables; src/relcache.c's callback passes it on).
+-- invalidation of both tables; src/rel/relcache.c's callback passes it on).
 
 -- Whether the calling role may use the queue for the privilege ('enqueue', 'claim',
 -- 'manage'). The calling role is the session's current role (its login role, or the
@@ -186,7 +186,7 @@ BEGIN
 END
 $$;
 
--- Wakes the claims waiting for the queue when this transaction commits (src/wait.c).
+-- Wakes the claims waiting for the queue when this transaction commits (src/dataplane/wait.c).
 CREATE OR REPLACE FUNCTION awa.note_resumed(queue text) RETURNS void
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_note_resumed';

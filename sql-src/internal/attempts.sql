@@ -5,7 +5,7 @@
 -- random token the claim drew (§A.6), before it the attempt number; the attempt number
 -- of a receipt is awa.receipt_attempt (api/claim.sql).
 
--- The still-open receipts of a set of attempts, in C (src/dataplane.c): for each
+-- The still-open receipts of a set of attempts, in C (src/dataplane/probes.c): for each
 -- distinct attempt, its receipt in the newest claim child holding one (children probed
 -- from p_claim_slot backwards by (job_id, run_lease), each by name, while an attempt
 -- is still unfound), returned when that child holds no closure of it. The caller holds

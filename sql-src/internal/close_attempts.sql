@@ -2,7 +2,7 @@
 -- receipt's claim slot, carrying the outcome, the job's terminal state (p_state: NULL
 -- while the job goes on) and the error of a final failure. No done entry: the closure
 -- is the outcome, counted where it lies and folded into the rollups by the claim prune
--- that truncates it. src/complete.c writes the same row for the C paths. The one place
+-- that truncates it. src/dataplane/complete.c writes the same row for the C paths. The one place
 -- in SQL that writes closures (fail_attempt for rescue, cancel, cancel_queue). The
 -- caller holds the attempts' locks.
 CREATE OR REPLACE FUNCTION awa.close_attempts(p_receipts awa.lease_claims[], p_outcome text,

@@ -7,7 +7,7 @@ LANGUAGE C STABLE STRICT
 AS 'MODULE_PATHNAME', 'awa_max_queues';
 
 -- Reserves a place for a new queue until this transaction ends, and returns how many
--- other registrations are in flight (src/registry.c; -1: not counted).
+-- other registrations are in flight (src/dataplane/registry.c; -1: not counted).
 CREATE OR REPLACE FUNCTION awa.reserve_queue_registration() RETURNS int
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_reserve_queue_registration';
@@ -68,12 +68,12 @@ END
 $$;
 
 -- Appends ready entries for jobs of one (queue, priority), due now, into the current
--- queue slot (src/enqueue.c): no lock; each entry records this transaction's xid (the
+-- queue slot (src/dataplane/enqueue.c): no lock; each entry records this transaction's xid (the
 -- claim order, windows of snapshots, comes from it); lane_seq is taken in job_id order.
 -- The lane is awa.enqueue_lane's (awa.ensure_lanes registers it first when needed), the
 -- slot awa.ring_cursor('queue')'s; then awa.note_enqueued: the slot's txid bound rises
 -- at once, and the commit wakes that many claimers waiting for the queue and clears the
--- lane's empty mark (src/wait.c, src/lanemarks.c).
+-- lane's empty mark (src/dataplane/wait.c, src/dataplane/lanemarks.c).
 CREATE OR REPLACE FUNCTION awa.enqueue_ready(p_queue text, p_priority smallint, p_jobs awa.new_job[])
 RETURNS void
 LANGUAGE C VOLATILE

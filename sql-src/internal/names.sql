@@ -17,7 +17,7 @@ $$;
 -- where SQL code reads them. The ring tables' DDL holds the same numbers (the CHECKs of
 -- the ring_state and slot tables and of the ledgers, tables/ring_state.sql, tables/ledgers.sql;
 -- the data plane creates its children from slot_count), C has them as AWA_QUEUE_SLOTS
--- and AWA_CLAIM_SLOTS (src/dataplane.h); regress 11_windows checks that they agree.
+-- and AWA_CLAIM_SLOTS (src/dataplane/probes.h); regress 11_windows checks that they agree.
 CREATE OR REPLACE FUNCTION awa.ring_slot_count(p_ring text) RETURNS int
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp

@@ -1,4 +1,4 @@
--- Private locks (src/privlock.c, docs/storage.md §A.2): transaction-scoped locks on
+-- Private locks (src/dataplane/privlock.c, docs/storage.md §A.2): transaction-scoped locks on
 -- 64-bit keys that no SQL function of PostgreSQL can take, so that a role that can
 -- only connect cannot hold a lane, an attempt or a ring. Every lock of the data plane
 -- and of maintenance is one, except the maintenance leader's (a public advisory key,
@@ -33,7 +33,7 @@ LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_private_xact_unlock';
 
 -- The keys (hashtextextended of a name, seed 0), each built by one function, here;
--- src/privlock.c builds
+-- src/dataplane/privlock.c builds
 -- the claim and attempt keys from the same names, so that a claim or a complete in C
 -- and a cancel or a prune in SQL take the very same lock. Every part immutable
 -- (explicit casts, text || text), so that the planner inlines them: text || int is only

@@ -1,6 +1,6 @@
 -- 0.10: the xid space of the database's rows (docs/storage.md §A.17): its state, the
 -- adoption of a fresh database, and the rebase of rows that came from another cluster.
--- src/xidspace.c calls awa.adopt_xid_space before an enqueue or a claim and
+-- src/dataplane/xidspace.c calls awa.adopt_xid_space before an enqueue or a claim and
 -- awa.xid_space_state before a reader reads a window; the worker, awa.xid_space_settle.
 
 CREATE OR REPLACE FUNCTION awa.cluster_system_identifier() RETURNS bigint
@@ -97,7 +97,7 @@ $$;
 -- Logical replication of the extension's tables is not supported (docs/storage.md
 -- §A.17): a subscriber applies another cluster's rows while its own worker turns the
 -- rings. Refused before anything is adopted, enqueued or claimed. VOLATILE: called for
--- its error alone, from a subquery whose value nobody reads (src/xidspace.c), where a
+-- its error alone, from a subquery whose value nobody reads (src/dataplane/xidspace.c), where a
 -- STABLE call may be planned away.
 CREATE OR REPLACE FUNCTION awa.refuse_subscribed_tables() RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -204,7 +204,7 @@ BEGIN
 END
 $$;
 
--- The worker's check at the start of each pass (src/xidspace.c): own, or rebased and
+-- The worker's check at the start of each pass (src/dataplane/xidspace.c): own, or rebased and
 -- own, or the state it waits in (fresh, unmarked).
 CREATE OR REPLACE FUNCTION awa.xid_space_settle() RETURNS text
 LANGUAGE C VOLATILE

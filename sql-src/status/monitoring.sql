@@ -3,7 +3,7 @@
 -- awa.worker_ring_stats, awa.stats_reset()), and the status views made readable by
 -- pg_monitor (the grants are in grants/grants.sql).
 
--- The counters (src/stats.c): one row per database whose worker has run since the
+-- The counters (src/status/stats.c): one row per database whose worker has run since the
 -- server started; they outlive a worker's restart, a server restart zeroes them.
 CREATE OR REPLACE FUNCTION awa.worker_stats_counters(
     OUT database name, OUT worker_starts bigint, OUT leader_terms bigint,

@@ -1,7 +1,7 @@
 -- Per-queue policy (0.9): who may use a queue, and whether its claims are paused. Two
 -- small plain tables (not ring families: a row per grant or pause, written by hand by
 -- an administrator, never on the hot path). The hot paths read them through a
--- per-backend cache (src/queuepolicy.c) that every change invalidates at commit.
+-- per-backend cache (src/dataplane/queuepolicy.c) that every change invalidates at commit.
 
 -- Per-queue grants: a queue with no row here is open to every role with EXECUTE on the
 -- API; once it has one, only superusers, roles with the privileges of the extension's

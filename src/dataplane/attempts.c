@@ -1,0 +1,199 @@
+/*-------------------------------------------------------------------------
+ *
+ * attempts.c
+ *	  Failing an attempt and beating its heart in 0.9, in C (docs/storage.md
+ *	  §A.13): awa.fail(job_id, run_lease, error, retry_in) and
+ *	  awa.heartbeat(job_id, run_lease, progress).
+ *
+ * What the PL/pgSQL functions of internal/attempts.sql do, step for step, with the
+ * same checks, messages, SQLSTATEs and hints: READ COMMITTED; the argument
+ * checks; the attempt's private lock; with a snapshot taken after it, the
+ * attempt's open receipt (complete.c); then
+ *	- fail: what awa.fail_attempt(receipt, 'failed', error, retry_in) does:
+ *	  while attempts remain, a 'retried' closure and the next attempt
+ *	  enqueued (deferred by retry_in or the backoff, through enqueue.c); on
+ *	  the last one, a closure 'failed' with the state 'failed' and the
+ *	  error (§A.15), and the job into awa.failed_jobs (SPI: a plain table
+ *	  with its ON CONFLICT);
+ *	- heartbeat: a row into the lease child of the current lease slot.
+ * The worker's rescue keeps calling the SQL fail_attempt.
+ *
+ * src/dataplane/attempts.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "src/dataplane/checks.h"
+#include "src/dataplane/complete.h"
+#include "src/dataplane/enqueue.h"
+#include "src/dataplane/probes.h"
+#include "src/rel/relcache.h"
+
+PG_FUNCTION_INFO_V1(awa_fail);
+PG_FUNCTION_INFO_V1(awa_heartbeat);
+
+/* awa.retry_backoff(attempt): 2^attempt seconds, at most an hour */
+static TimestampTz
+retry_at(int32 attempt, Interval *retry_in)
+{
+	TimestampTz now = GetCurrentTransactionStartTimestamp();
+	int64		secs;
+
+	if (retry_in != NULL)
+		return DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+													   TimestampTzGetDatum(now),
+													   IntervalPGetDatum(retry_in)));
+	secs = Min((int64) 1 << Min(Max(attempt, 0), 12), 3600);
+	return now + secs * USECS_PER_SEC;
+}
+
+/* the job into awa.failed_jobs, unless it is there */
+static void
+insert_failed(AwaReceipt *r, Datum error)
+{
+	Oid			types[9] = {INT8OID, TEXTOID, INT2OID, TEXTOID, JSONBOID, INT4OID,
+	INT4OID, TEXTOID, TIMESTAMPTZOID};
+	Datum		v[9];
+	char		n[9];
+	int			i;
+
+	v[0] = awa_receipt_col(r, "job_id");
+	v[1] = awa_receipt_col(r, "queue");
+	v[2] = awa_receipt_col(r, "priority");
+	v[3] = awa_receipt_col(r, "kind");
+	v[4] = awa_receipt_col(r, "args");
+	v[5] = awa_receipt_col(r, "attempt");
+	v[6] = awa_receipt_col(r, "max_attempts");
+	v[7] = error;
+	v[8] = awa_receipt_col(r, "created_at");
+	for (i = 0; i < 9; i++)
+		n[i] = ' ';
+	if (error == (Datum) 0)
+		n[7] = 'n';
+	SPI_connect();
+	if (SPI_execute_with_args("INSERT INTO awa.failed_jobs (job_id, queue, priority, kind, "
+							  "args, attempts, max_attempts, error, created_at) "
+							  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+							  "ON CONFLICT (job_id) DO NOTHING",
+							  9, types, v, n, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "awa_bgw: could not record a failed job");
+	SPI_finish();
+}
+
+/* awa.fail_attempt(r, 'failed', error, retry_in) */
+static void
+fail_attempt(Oid nsp, AwaReceipt *r, Datum error, Interval *retry_in)
+{
+	int32		attempt = DatumGetInt32(awa_receipt_col(r, "attempt"));
+	int32		max_attempts = DatumGetInt32(awa_receipt_col(r, "max_attempts"));
+	AwaNewJob	job;
+
+	if (attempt >= max_attempts)
+	{
+		awa_close_attempt(nsp, r, "failed", "failed", error);
+		insert_failed(r, error);
+		return;
+	}
+	awa_close_attempt(nsp, r, "retried", NULL, (Datum) 0);
+	job.ord = 1;
+	job.job_id = DatumGetInt64(awa_receipt_col(r, "job_id"));
+	job.kind = awa_receipt_col(r, "kind");
+	job.args = awa_receipt_col(r, "args");
+	job.priority = DatumGetInt16(awa_receipt_col(r, "priority"));
+	job.run_at = retry_at(attempt, retry_in);
+	job.attempt = attempt + 1;
+	job.max_attempts = max_attempts;
+	job.created_at = DatumGetTimestampTz(awa_receipt_col(r, "created_at"));
+	job.error = error;
+	awa_enqueue_jobs(DatumGetTextPP(awa_receipt_col(r, "queue")), &job, 1);
+}
+
+/*
+ * awa.fail(job_id bigint, run_lease bigint, error text,
+ *			retry_in interval DEFAULT NULL) RETURNS boolean
+ */
+Datum
+awa_fail(PG_FUNCTION_ARGS)
+{
+	Interval   *retry_in = PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3);
+	Datum		error = PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2);
+	Interval	zero = {0};
+	AwaReceipt	r;
+	bool		open;
+
+	awa_require_read_committed();
+	if (retry_in != NULL &&
+		DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(retry_in),
+										  IntervalPGetDatum(&zero))) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("retry_in must not be negative, not %s",
+						DatumGetCString(DirectFunctionCall1(interval_out,
+															IntervalPGetDatum(retry_in)))),
+				 errhint("NULL means the default exponential backoff.")));
+	if (error != (Datum) 0)
+		awa_check_payload("error text", (int64) toast_raw_datum_size(error) - VARHDRSZ);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_BOOL(false);
+	open = awa_lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r);
+	if (open)
+		fail_attempt(awa_namespace(), &r, error, retry_in);
+	PopActiveSnapshot();
+	PG_RETURN_BOOL(open);
+}
+
+/*
+ * awa.heartbeat(job_id bigint, run_lease bigint, progress jsonb DEFAULT NULL)
+ *		RETURNS boolean
+ */
+Datum
+awa_heartbeat(PG_FUNCTION_ARGS)
+{
+	static const char *const cols[] = {
+		"lease_slot", "lease_generation", "job_id", "run_lease", "heartbeat_at", "progress"
+	};
+	Datum		v[lengthof(cols)];
+	bool		n[lengthof(cols)] = {0};
+	AwaReceipt	r;
+	Oid			nsp;
+	int32		slot;
+	int64		gen;
+	Relation	rel;
+
+	awa_require_read_committed();
+	if (!PG_ARGISNULL(2))
+		awa_check_payload("heartbeat progress", (int64) toast_datum_size(PG_GETARG_DATUM(2)));
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_BOOL(false);
+	if (!awa_lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r))
+	{
+		PopActiveSnapshot();
+		PG_RETURN_BOOL(false);
+	}
+	nsp = awa_namespace();
+	if (!awa_ring_cursor_read(nsp, "lease", &slot, &gen))
+		elog(ERROR, "the lease ring has no cursor");
+	v[0] = Int32GetDatum(slot);
+	v[1] = Int64GetDatum(gen);
+	v[2] = PG_GETARG_DATUM(0);
+	v[3] = PG_GETARG_DATUM(1);
+	v[4] = TimestampTzGetDatum(GetCurrentTimestamp());
+	v[5] = PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2);
+	n[5] = PG_ARGISNULL(2);
+	rel = awa_open_table_for(nsp, "leases", slot, RowExclusiveLock);
+	awa_insert_named(rel, lengthof(cols), cols, v, n);
+	table_close(rel, NoLock);
+	PopActiveSnapshot();
+	PG_RETURN_BOOL(true);
+}

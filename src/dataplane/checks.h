@@ -1,0 +1,19 @@
+/*-------------------------------------------------------------------------
+ *
+ * checks.h
+ *	  The validation of the API's arguments (checks.c), with the rules and
+ *	  messages of the PL/pgSQL checks.
+ *
+ * src/dataplane/checks.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef AWA_CHECKS_H
+#define AWA_CHECKS_H
+
+extern void awa_require_read_committed(void);
+extern void awa_check_name(const char *what, text *value);
+extern void awa_check_payload(const char *what, int64 bytes);
+extern void awa_check_job_datums(const Datum *v, const bool *n);
+
+#endif							/* AWA_CHECKS_H */

@@ -1,0 +1,485 @@
+/*-------------------------------------------------------------------------
+ *
+ * complete.c
+ *	  Completing one attempt in 0.9, in C (docs/storage.md §A.13):
+ *	  awa.complete(job_id, run_lease).
+ *
+ * What the PL/pgSQL complete does (internal/attempts.sql), step for step: READ
+ * COMMITTED; the attempt's lock (private, keyed by awa_attempt_lock_key);
+ * with a snapshot taken after the lock, the attempt's open receipt (the claim
+ * children probed from the current claim slot backwards by (job_id,
+ * run_lease), the first one holding it; open when its slot has no closure
+ * for it); then what close_attempts writes for 'completed': one closure,
+ * in the receipt's claim slot, with the state 'completed' (§A.15: no done
+ * entry). The row goes straight into the ring child (probes.c's row
+ * inserter). complete_batch does the same for up to 1000
+ * attempts, their locks taken in key order, then their receipts found under
+ * one snapshot taken after the last lock (one read of the claim cursor, one
+ * scan per claim child rescanned per attempt: ReceiptFinder).
+ *
+ * src/dataplane/complete.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/tuplestore.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "src/dataplane/checks.h"
+#include "src/dataplane/complete.h"
+#include "src/dataplane/privlock.h"
+#include "src/dataplane/probes.h"
+#include "src/dataplane/queuepolicy.h"
+#include "src/rel/inserter.h"
+#include "src/rel/relcache.h"
+#include "src/rel/scan.h"
+
+PG_FUNCTION_INFO_V1(awa_complete);
+PG_FUNCTION_INFO_V1(awa_complete_batch);
+
+/* the columns of an open receipt that closing or retrying it needs */
+static const char *const receipt_cols[AWA_RECEIPT_COLS] = {
+	"claim_slot", "claim_generation", "job_id", "run_lease", "attempt", "queue",
+	"priority", "kind", "created_at", "args", "max_attempts"
+};
+
+/* whether the index scan on (job_id, run_lease) finds the attempt */
+static bool
+probe(ChildScan *cs, int64 job_id, int64 run_lease)
+{
+	ScanKeyData keys[2];
+
+	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(job_id));
+	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(run_lease));
+	index_rescan(cs->scan, keys, 2, NULL, 0);
+	return index_getnext_slot(cs->scan, ForwardScanDirection, cs->slot);
+}
+
+/*
+ * Finds the open receipts of many attempts under one snapshot: the claim
+ * cursor is read once, and each claim child's scan on (job_id, run_lease), and
+ * its closures' scan, is begun the first time a probe reaches that slot and
+ * rescanned for the next attempt (complete_batch: 32 attempts read the cursor
+ * once, not 32 times). Slots are counted from the current one backwards.
+ */
+typedef struct ReceiptFinder
+{
+	Oid			nsp;
+	bool		have_cursor;
+	int32		claim_slot;
+	int64		claim_gen;
+	/* [0] receipts, [1] closures; heap NULL: not begun */
+	ChildScan	scans[2][AWA_CLAIM_SLOTS];
+	AttrNumber	atts[AWA_CLAIM_SLOTS][AWA_RECEIPT_COLS];	/* receipt_cols in a child */
+} ReceiptFinder;
+
+static void
+finder_begin(ReceiptFinder *f, Oid nsp)
+{
+	memset(f, 0, sizeof(*f));
+	f->nsp = nsp;
+	f->have_cursor = awa_ring_cursor_read(nsp, "claim", &f->claim_slot, &f->claim_gen);
+	if (f->have_cursor)
+		awa_check_slots(f->claim_slot, f->claim_gen, AWA_CLAIM_SLOTS);
+}
+
+/* the scan of slot k back (family 0: lease_claims, 1: lease_claim_closures) */
+static ChildScan *
+finder_scan(ReceiptFinder *f, int family, int k)
+{
+	static const char *const cols[] = {"job_id", "run_lease"};
+	int			i;
+
+	if (f->scans[family][k].heap == NULL)
+	{
+		const char *table = family == 0 ? "lease_claims" : "lease_claim_closures";
+		Relation	heap = awa_open_table(f->nsp, table,
+										  awa_ring_slot(f->claim_slot, k, AWA_CLAIM_SLOTS));
+
+		awa_child_scan_begin(&f->scans[family][k], heap, awa_open_index(heap, 2, cols), 2);
+		for (i = 0; family == 0 && i < AWA_RECEIPT_COLS; i++)
+			f->atts[k][i] = awa_column_number(heap, receipt_cols[i]);
+	}
+	return &f->scans[family][k];
+}
+
+/*
+ * The attempt's receipt, from the newest claim child that holds it; true when
+ * it is there and open (no closure for it in its slot).
+ */
+static bool
+finder_find(ReceiptFinder *f, int64 job_id, int64 run_lease, AwaReceipt *r)
+{
+	int64		k;
+	int			i;
+
+	for (k = 0; f->have_cursor && k <= Min(f->claim_gen, (int64) AWA_CLAIM_SLOTS - 1); k++)
+	{
+		ChildScan  *cs = finder_scan(f, 0, (int) k);
+
+		if (!probe(cs, job_id, run_lease))
+			continue;
+		if (probe(finder_scan(f, 1, (int) k), job_id, run_lease))
+			return false;
+		for (i = 0; i < AWA_RECEIPT_COLS; i++)
+		{
+			AttrNumber	a = f->atts[k][i];
+			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(cs->heap), a - 1);
+
+			r->values[i] = slot_getattr(cs->slot, a, &r->nulls[i]);
+			if (!r->nulls[i])
+				r->values[i] = datumCopy(r->values[i], att->attbyval, att->attlen);
+		}
+		return true;
+	}
+	return false;
+}
+
+static void
+finder_end(ReceiptFinder *f)
+{
+	int			family;
+	int			k;
+
+	for (family = 0; family < 2; family++)
+		for (k = 0; k < AWA_CLAIM_SLOTS; k++)
+			if (f->scans[family][k].heap != NULL)
+				awa_child_scan_end(&f->scans[family][k]);
+}
+
+/* the attempt's open receipt, as finder_find; for one attempt */
+bool
+awa_open_receipt(Oid nsp, int64 job_id, int64 run_lease, AwaReceipt *r)
+{
+	ReceiptFinder f;
+	bool		open;
+
+	finder_begin(&f, nsp);
+	open = finder_find(&f, job_id, run_lease, r);
+	finder_end(&f);
+	return open;
+}
+
+/* rows into one ring child, their columns given by name (the rest NULL) */
+typedef struct NamedInserter
+{
+	Relation	rel;
+	RowInserter ri;
+	int			n;
+	AttrNumber *atts;
+	Datum	   *row;
+	bool	   *nulls;
+} NamedInserter;
+
+static void
+named_begin(NamedInserter *ni, Relation rel, int n, const char *const *names)
+{
+	int			natts = RelationGetDescr(rel)->natts;
+	int			i;
+
+	ni->rel = rel;
+	ni->n = n;
+	ni->atts = palloc(n * sizeof(AttrNumber));
+	for (i = 0; i < n; i++)
+		ni->atts[i] = awa_column_number(rel, names[i]);
+	ni->row = palloc0(natts * sizeof(Datum));
+	ni->nulls = palloc(natts * sizeof(bool));
+	memset(ni->nulls, true, natts * sizeof(bool));
+	awa_row_inserter_begin(&ni->ri, rel);
+}
+
+static void
+named_put(NamedInserter *ni, Datum *values, bool *nulls)
+{
+	int			i;
+
+	for (i = 0; i < ni->n; i++)
+	{
+		ni->row[ni->atts[i] - 1] = values[i];
+		ni->nulls[ni->atts[i] - 1] = nulls[i];
+	}
+	awa_row_inserter_put(&ni->ri, ni->row, ni->nulls);
+}
+
+/* ends the inserts; the relation stays locked to the end of the transaction */
+static void
+named_end(NamedInserter *ni)
+{
+	awa_row_inserter_end(&ni->ri);
+	table_close(ni->rel, NoLock);
+}
+
+/* one row into a ring child, its columns given by name (the rest NULL) */
+void
+awa_insert_named(Relation rel, int n, const char *const *names, Datum *values, bool *nulls)
+{
+	NamedInserter ni;
+
+	named_begin(&ni, rel, n, names);
+	named_put(&ni, values, nulls);
+	awa_row_inserter_end(&ni.ri);
+}
+
+/* r's column by name */
+Datum
+awa_receipt_col(AwaReceipt *r, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < AWA_RECEIPT_COLS; i++)
+		if (strcmp(receipt_cols[i], name) == 0)
+			return r->values[i];
+	elog(ERROR, "no receipt column %s", name);
+	return (Datum) 0;
+}
+
+static const char *const closure_cols[] = {
+	"claim_slot", "claim_generation", "job_id", "run_lease", "outcome", "closed_at",
+	"state", "error"
+};
+
+/*
+ * close_attempts(receipts, outcome, state, error): the closure of each receipt
+ * in its claim slot's child, carrying the outcome, the job's terminal state
+ * (NULL: the job goes on) and the error (0: NULL). One row per attempt: the
+ * closure is the outcome (docs/storage.md §A.15), no done entry is written.
+ * Each child's rows go through one inserter.
+ */
+void
+awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome, const char *state,
+				   Datum error)
+{
+	NamedInserter ins[AWA_CLAIM_SLOTS];
+	bool		open[AWA_CLAIM_SLOTS] = {0};
+	Datum		v[lengthof(closure_cols)];
+	bool		nulls[lengthof(closure_cols)] = {0};
+	int			i;
+
+	v[4] = CStringGetTextDatum(outcome);
+	v[5] = TimestampTzGetDatum(GetCurrentTimestamp());
+	v[6] = state != NULL ? CStringGetTextDatum(state) : (Datum) 0;
+	nulls[6] = state == NULL;
+	v[7] = error;
+	nulls[7] = error == (Datum) 0;
+	for (i = 0; i < n; i++)
+	{
+		int32		slot = DatumGetInt32(awa_receipt_col(&rs[i], "claim_slot"));
+
+		if (slot < 0 || slot >= AWA_CLAIM_SLOTS)
+			elog(ERROR, "awa_bgw: a receipt in claim slot %d", slot);
+		if (!open[slot])
+		{
+			named_begin(&ins[slot],
+						awa_open_table_for(nsp, "lease_claim_closures", slot,
+										   RowExclusiveLock),
+						lengthof(closure_cols), closure_cols);
+			open[slot] = true;
+		}
+		v[0] = Int32GetDatum(slot);
+		v[1] = awa_receipt_col(&rs[i], "claim_generation");
+		v[2] = awa_receipt_col(&rs[i], "job_id");
+		v[3] = awa_receipt_col(&rs[i], "run_lease");
+		named_put(&ins[slot], v, nulls);
+	}
+	for (i = 0; i < AWA_CLAIM_SLOTS; i++)
+		if (open[i])
+			named_end(&ins[i]);
+}
+
+/* awa_close_attempts for one receipt */
+void
+awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const char *state,
+				  Datum error)
+{
+	awa_close_attempts(nsp, r, 1, outcome, state, error);
+}
+
+/*
+ * The attempt's lock, then a snapshot taken after it (pushed; the caller pops
+ * it), then whether the attempt has an open receipt (into r), and the
+ * caller's claim privilege on its queue: the start of complete, fail and
+ * heartbeat.
+ */
+bool
+awa_lock_open_receipt(int64 job_id, int64 run_lease, AwaReceipt *r)
+{
+	bool		open;
+
+	(void) awa_private_lock(awa_attempt_lock_key(job_id, run_lease), false);
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	open = awa_open_receipt(awa_namespace(), job_id, run_lease, r);
+	/* the receipt's queue decides: its claim privilege */
+	if (open)
+		awa_queue_require(DatumGetTextPP(awa_receipt_col(r, "queue")), AWA_QUEUE_CLAIM);
+	return open;
+}
+
+/*
+ * awa.complete(job_id bigint, run_lease bigint) RETURNS boolean: false when
+ * the attempt has no open receipt (completed, failed, rescued, cancelled, or
+ * never claimed: a wrong token).
+ */
+Datum
+awa_complete(PG_FUNCTION_ARGS)
+{
+	AwaReceipt	r;
+	bool		open;
+
+	awa_require_read_committed();
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_BOOL(false);
+	open = awa_lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r);
+	if (open)
+		awa_close_attempt(awa_namespace(), &r, "completed", "completed", (Datum) 0);
+	PopActiveSnapshot();
+	PG_RETURN_BOOL(open);
+}
+
+/* one attempt of a batch */
+typedef struct BatchAttempt
+{
+	int64		job_id;
+	int64		run_lease;
+	int64		key;
+} BatchAttempt;
+
+static int
+by_key(const void *a, const void *b)
+{
+	int64		x = ((const BatchAttempt *) a)->key;
+	int64		y = ((const BatchAttempt *) b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+by_attempt(const void *a, const void *b)
+{
+	const BatchAttempt *x = a;
+	const BatchAttempt *y = b;
+
+	if (x->job_id != y->job_id)
+		return x->job_id < y->job_id ? -1 : 1;
+	return x->run_lease < y->run_lease ? -1 : x->run_lease > y->run_lease;
+}
+
+/* the distinct attempts named pairwise by the two arrays (NULLs skipped) */
+static BatchAttempt *
+batch_attempts(ArrayType *jobs_a, ArrayType *leases_a, int *n)
+{
+	Datum	   *jobs;
+	Datum	   *leases;
+	bool	   *jn;
+	bool	   *ln;
+	int			nj;
+	int			nl;
+	int			i;
+	int			m = 0;
+	BatchAttempt *att;
+
+	deconstruct_array(jobs_a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &jobs, &jn, &nj);
+	deconstruct_array(leases_a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &leases, &ln,
+					  &nl);
+	att = palloc(Max(nj, 1) * sizeof(BatchAttempt));
+	for (i = 0; i < nj && i < nl; i++)
+	{
+		if (jn[i] || ln[i])
+			continue;
+		att[m].job_id = DatumGetInt64(jobs[i]);
+		att[m].run_lease = DatumGetInt64(leases[i]);
+		att[m].key = awa_attempt_lock_key(att[m].job_id, att[m].run_lease);
+		m++;
+	}
+	if (m > 1)
+	{
+		int			k = 1;
+
+		qsort(att, m, sizeof(BatchAttempt), by_attempt);
+		for (i = 1; i < m; i++)
+			if (by_attempt(&att[i], &att[k - 1]) != 0)
+				att[k++] = att[i];
+		m = k;
+	}
+	*n = m;
+	return att;
+}
+
+/*
+ * awa.complete_batch(job_ids bigint[], run_leases bigint[])
+ *		RETURNS TABLE (job_id bigint, run_lease bigint)
+ *
+ * The attempts it completed, ordered by (job_id, run_lease).
+ */
+Datum
+awa_complete_batch(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	BatchAttempt *att;
+	AwaReceipt *open;
+	ReceiptFinder finder;
+	int			nopen = 0;
+	int			n;
+	int			i;
+	Oid			nsp;
+
+	awa_require_read_committed();
+	if (PG_ARGISNULL(0) != PG_ARGISNULL(1) ||
+		(!PG_ARGISNULL(0) &&
+		 (ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(0)), ARR_DIMS(PG_GETARG_ARRAYTYPE_P(0))) !=
+		  ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(1)), ARR_DIMS(PG_GETARG_ARRAYTYPE_P(1))) ||
+		  ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(0)), ARR_DIMS(PG_GETARG_ARRAYTYPE_P(0))) > 1000)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("job_ids and run_leases must be arrays of the same length (at most 1000)"),
+				 errhint("Pass the job_id and run_lease of each claimed attempt, pairwise; "
+						 "each attempt takes a lock until commit, so batches stay small.")));
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0))
+		return (Datum) 0;
+	att = batch_attempts(PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), &n);
+	/* the locks in key order (two batches never wait on each other in a cycle) */
+	qsort(att, n, sizeof(BatchAttempt), by_key);
+	for (i = 0; i < n; i++)
+		if (i == 0 || att[i].key != att[i - 1].key)
+			(void) awa_private_lock(att[i].key, false);
+	qsort(att, n, sizeof(BatchAttempt), by_attempt);
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	nsp = awa_namespace();
+	open = palloc(Max(n, 1) * sizeof(AwaReceipt));
+	finder_begin(&finder, nsp);
+	for (i = 0; i < n; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		if (!finder_find(&finder, att[i].job_id, att[i].run_lease, &open[nopen]))
+			continue;
+		/* every receipt is checked before anything is written */
+		awa_queue_require(DatumGetTextPP(awa_receipt_col(&open[nopen], "queue")),
+						  AWA_QUEUE_CLAIM);
+		nopen++;
+		values[0] = Int64GetDatum(att[i].job_id);
+		values[1] = Int64GetDatum(att[i].run_lease);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	finder_end(&finder);
+	awa_close_attempts(nsp, open, nopen, "completed", "completed", (Datum) 0);
+	PopActiveSnapshot();
+	return (Datum) 0;
+}

@@ -1,0 +1,34 @@
+/*-------------------------------------------------------------------------
+ *
+ * complete.h
+ *	  An attempt's open receipt and its closure (complete.c), shared with
+ *	  fail and heartbeat (attempts.c).
+ *
+ * src/dataplane/complete.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef AWA_COMPLETE_H
+#define AWA_COMPLETE_H
+
+#include "utils/relcache.h"
+
+/* an open receipt's columns (complete.c's receipt_cols) */
+#define AWA_RECEIPT_COLS 11
+typedef struct AwaReceipt
+{
+	Datum		values[AWA_RECEIPT_COLS];
+	bool		nulls[AWA_RECEIPT_COLS];
+} AwaReceipt;
+
+extern bool awa_open_receipt(Oid nsp, int64 job_id, int64 run_lease, AwaReceipt *r);
+extern bool awa_lock_open_receipt(int64 job_id, int64 run_lease, AwaReceipt *r);
+extern Datum awa_receipt_col(AwaReceipt *r, const char *name);
+extern void awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome,
+							   const char *state, Datum error);
+extern void awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const char *state,
+							  Datum error);
+extern void awa_insert_named(Relation rel, int n, const char *const *names, Datum *values,
+							 bool *nulls);
+
+#endif							/* AWA_COMPLETE_H */

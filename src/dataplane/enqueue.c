@@ -1,0 +1,455 @@
+/*-------------------------------------------------------------------------
+ *
+ * enqueue.c
+ *	  Entering due jobs into the queue ring in 0.9, in C (docs/storage.md
+ *	  §A.13): awa.enqueue_ready(queue, priority, jobs), which awa.enqueue,
+ *	  enqueue_batch, retries and the worker's promotion call.
+ *
+ * What the PL/pgSQL enqueue_ready did, step for step: the producer's lane
+ * (its backend's shard of (queue, priority), the lowest lane registered for
+ * it; awa.ensure_lanes registers them first when there is none), the queue
+ * cursor, then one ready entry per job in job_id order (lane_seq from
+ * awa.lane_seq, txid this transaction's top-level xid), inserted straight
+ * into the ready child of the current queue slot; then the note
+ * (awa.note_enqueued: the slot's txid bound at once, the wake-ups and the
+ * lane's mark at commit). No lock is taken but the child's ROW EXCLUSIVE.
+ *
+ * src/dataplane/enqueue.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/sequence.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+#include "utils/typcache.h"
+#include "utils/xid8.h"
+
+#include "src/dataplane/checks.h"
+#include "src/dataplane/enqueue.h"
+#include "src/dataplane/probes.h"
+#include "src/dataplane/queuepolicy.h"
+#include "src/dataplane/unique.h"
+#include "src/dataplane/wait.h"
+#include "src/dataplane/xidspace.h"
+#include "src/rel/inserter.h"
+#include "src/rel/relcache.h"
+#include "src/rel/scan.h"
+
+PG_FUNCTION_INFO_V1(awa_enqueue_ready);
+PG_FUNCTION_INFO_V1(awa_enqueue);
+
+/* the fields of an awa.new_job that an entry takes */
+static const char *const job_fields[] = {
+	"job_id", "kind", "args", "attempt", "max_attempts", "created_at"
+};
+#define NJOB lengthof(job_fields)
+
+/* the fields of awa.new_job, in order */
+static const char *const new_job_fields[] = {
+	"ord", "job_id", "kind", "args", "priority", "run_at", "attempt", "max_attempts",
+	"created_at", "error"
+};
+
+typedef struct Job
+{
+	int64		job_id;
+	Datum		values[NJOB];
+	bool		nulls[NJOB];
+} Job;
+
+/* the lowest lane of (queue, priority, shard) visible now; 0: none */
+static int32
+producer_lane(Oid nsp, text *queue, int16 priority, int32 shard)
+{
+	static const char *const cols[] = {"queue", "priority", "shard"};
+	Relation	heap = awa_open_table(nsp, "queue_lanes", -1);
+	AttrNumber	a_lane = awa_column_number(heap, "lane_id");
+	ChildScan	cs;
+	ScanKeyData keys[3];
+	int32		lane = 0;
+
+	awa_child_scan_begin(&cs, heap, awa_open_index(heap, 3, cols), 3);
+	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
+						   cs.index->rd_indcollation[0], F_TEXTEQ, PointerGetDatum(queue));
+	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum(priority));
+	ScanKeyInit(&keys[2], 3, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(shard));
+	index_rescan(cs.scan, keys, 3, NULL, 0);
+	while (index_getnext_slot(cs.scan, ForwardScanDirection, cs.slot))
+	{
+		bool		isnull;
+		int32		l = awa_get_int32(cs.slot, a_lane, &isnull);
+
+		if (lane == 0 || l < lane)
+			lane = l;
+	}
+	awa_child_scan_end(&cs);
+	return lane;
+}
+
+/* awa.ensure_lanes(queue, priority) (PL/pgSQL: the max_queues rule lives there) */
+static void
+ensure_lanes(text *queue, int16 priority)
+{
+	Oid			argtypes[2] = {TEXTOID, INT2OID};
+	Oid			fn = LookupFuncName(list_make2(makeString("awa"), makeString("ensure_lanes")),
+									2, argtypes, false);
+
+	OidFunctionCall2(fn, PointerGetDatum(queue), Int16GetDatum(priority));
+}
+
+/* the producer's lane, registered first when there is none */
+static int32
+enqueue_lane(Oid nsp, text *queue, int16 priority)
+{
+	int32		shard = MyProcPid % AWA_LANE_SHARDS;
+	int32		lane = producer_lane(nsp, queue, priority, shard);
+
+	if (lane != 0)
+		return lane;
+	ensure_lanes(queue, priority);
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	lane = producer_lane(nsp, queue, priority, shard);
+	PopActiveSnapshot();
+	if (lane == 0)
+		elog(ERROR, "awa_bgw: no lane for the queue after registering it");
+	return lane;
+}
+
+static int
+job_cmp(const void *a, const void *b)
+{
+	int64		x = ((const Job *) a)->job_id;
+	int64		y = ((const Job *) b)->job_id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the jobs of the array */
+static Job *
+read_jobs(ArrayType *arr, int *njobs)
+{
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	TupleDesc	desc = lookup_rowtype_tupdesc(elemtype, -1);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *elems;
+	bool	   *enulls;
+	Job		   *jobs;
+	int			i;
+	int			f;
+
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(arr, elemtype, typlen, typbyval, typalign, &elems, &enulls, njobs);
+	jobs = palloc(Max(*njobs, 1) * sizeof(Job));
+	for (i = 0; i < *njobs; i++)
+	{
+		HeapTupleHeader th;
+		HeapTupleData tup;
+
+		if (enulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("awa.enqueue_ready got a NULL job"),
+					 errhint("awa.enqueue_ready is internal: enqueue with awa.enqueue or "
+							 "awa.enqueue_batch.")));
+		th = DatumGetHeapTupleHeader(elems[i]);
+		tup.t_len = HeapTupleHeaderGetDatumLength(th);
+		tup.t_data = th;
+		ItemPointerSetInvalid(&tup.t_self);
+		tup.t_tableOid = InvalidOid;
+		for (f = 0; f < (int) NJOB; f++)
+		{
+			int			a;
+
+			for (a = 0; a < desc->natts; a++)
+				if (strcmp(NameStr(TupleDescAttr(desc, a)->attname), job_fields[f]) == 0)
+					break;
+			if (a == desc->natts)
+				elog(ERROR, "awa.new_job has no field %s", job_fields[f]);
+			jobs[i].values[f] = heap_getattr(&tup, a + 1, desc, &jobs[i].nulls[f]);
+		}
+		jobs[i].job_id = DatumGetInt64(jobs[i].values[0]);
+	}
+	ReleaseTupleDesc(desc);
+	return jobs;
+}
+
+/* one ready entry per job into the child of the current queue slot */
+static int32
+insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int njobs)
+{
+	static const char *const fixed[] = {
+		"ready_slot", "ready_generation", "lane_id", "lane_seq", "queue", "priority",
+		"txid", "enqueued_at"
+	};
+	Relation	child;
+	TupleDesc	desc;
+	RowInserter ri;
+	Oid			seq = awa_relid(nsp, "lane_seq");
+	Datum		txid = FullTransactionIdGetDatum(GetTopFullTransactionId());
+	Datum		now = TimestampTzGetDatum(GetCurrentTimestamp());
+	AttrNumber	at_fixed[lengthof(fixed)];
+	AttrNumber	at_job[NJOB];
+	Datum	   *row;
+	bool	   *nulls;
+	int32		slot;
+	int64		gen;
+	int			i;
+	int			f;
+
+	if (!OidIsValid(seq))
+		elog(ERROR, "awa.lane_seq does not exist");
+	if (!awa_ring_cursor_read(nsp, "queue", &slot, &gen))
+		elog(ERROR, "the queue ring has no cursor");
+	awa_check_slots(slot, gen, AWA_QUEUE_SLOTS);
+	child = awa_open_table_for(nsp, "ready_entries", slot, RowExclusiveLock);
+	desc = RelationGetDescr(child);
+	for (f = 0; f < (int) lengthof(fixed); f++)
+		at_fixed[f] = awa_column_number(child, fixed[f]);
+	for (f = 0; f < (int) NJOB; f++)
+		at_job[f] = awa_column_number(child, job_fields[f]);
+	row = palloc0(desc->natts * sizeof(Datum));
+	nulls = palloc(desc->natts * sizeof(bool));
+	awa_row_inserter_begin(&ri, child);
+	for (i = 0; i < njobs; i++)
+	{
+		Datum		fv[lengthof(fixed)];
+
+		fv[0] = Int32GetDatum(slot);
+		fv[1] = Int64GetDatum(gen);
+		fv[2] = Int32GetDatum(lane);
+		fv[3] = Int64GetDatum(nextval_internal(seq, false));
+		fv[4] = PointerGetDatum(queue);
+		fv[5] = Int16GetDatum(priority);
+		fv[6] = txid;
+		fv[7] = now;
+		memset(nulls, true, desc->natts * sizeof(bool));
+		for (f = 0; f < (int) lengthof(fixed); f++)
+		{
+			row[at_fixed[f] - 1] = fv[f];
+			nulls[at_fixed[f] - 1] = false;
+		}
+		for (f = 0; f < (int) NJOB; f++)
+		{
+			row[at_job[f] - 1] = jobs[i].values[f];
+			nulls[at_job[f] - 1] = jobs[i].nulls[f];
+		}
+		awa_row_inserter_put(&ri, row, nulls);
+	}
+	awa_row_inserter_end(&ri);
+	table_close(child, NoLock);
+	return slot;
+}
+
+/* the producer's lane, then the entries and their note */
+static void
+enqueue_due(Oid nsp, text *queue, int16 priority, Job *jobs, int njobs)
+{
+	int32		lane = enqueue_lane(nsp, queue, priority);
+	int32		slot;
+
+	if (njobs == 0)
+		return;
+	qsort(jobs, njobs, sizeof(Job), job_cmp);
+	slot = insert_entries(nsp, queue, priority, lane, jobs, njobs);
+	awa_note_enqueued_lane(queue, njobs, lane, slot);
+}
+
+/*
+ * awa.enqueue_ready(queue text, priority smallint, jobs awa.new_job[])
+ *		RETURNS void
+ */
+Datum
+awa_enqueue_ready(PG_FUNCTION_ARGS)
+{
+	Job		   *jobs;
+	int			njobs;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("awa.enqueue_ready needs a queue, a priority and jobs, none NULL"),
+				 errhint("awa.enqueue_ready is internal: enqueue with awa.enqueue or "
+						 "awa.enqueue_batch.")));
+	awa_xid_space_adopt();
+	jobs = read_jobs(PG_GETARG_ARRAYTYPE_P(2), &njobs);
+	enqueue_due(awa_namespace(), PG_GETARG_TEXT_PP(0), PG_GETARG_INT16(1), jobs, njobs);
+	PG_RETURN_VOID();
+}
+
+/* an awa.new_job datum of j */
+static Datum
+new_job_datum(TupleDesc desc, const AwaNewJob *j)
+{
+	Datum		values[10];
+	bool		nulls[10] = {0};
+	int			a;
+
+	if (desc->natts != 10)
+		elog(ERROR, "awa.new_job has %d fields, not 10", desc->natts);
+	values[0] = Int32GetDatum(j->ord);
+	values[1] = Int64GetDatum(j->job_id);
+	values[2] = j->kind;
+	values[3] = j->args;
+	values[4] = Int16GetDatum(j->priority);
+	values[5] = TimestampTzGetDatum(j->run_at);
+	values[6] = Int32GetDatum(j->attempt);
+	values[7] = Int32GetDatum(j->max_attempts);
+	values[8] = TimestampTzGetDatum(j->created_at);
+	values[9] = j->error;
+	nulls[9] = j->error == (Datum) 0;
+	for (a = 0; a < 10; a++)
+		if (strcmp(NameStr(TupleDescAttr(desc, a)->attname), new_job_fields[a]) != 0)
+			elog(ERROR, "awa.new_job's field %d is not %s", a + 1, new_job_fields[a]);
+	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
+}
+
+/* awa.enqueue_jobs(queue, jobs) for jobs not yet due: into awa.deferred_jobs */
+static void
+enqueue_deferred(Oid nsp, text *queue, AwaNewJob *jobs, int njobs)
+{
+	Oid			typid = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+										CStringGetDatum("new_job"), ObjectIdGetDatum(nsp));
+	Oid			argtypes[2] = {TEXTOID, InvalidOid};
+	TupleDesc	desc;
+	Datum	   *elems = palloc(njobs * sizeof(Datum));
+	Oid			fn;
+	int			i;
+
+	if (!OidIsValid(typid))
+		elog(ERROR, "type awa.new_job does not exist");
+	argtypes[1] = get_array_type(typid);
+	desc = lookup_rowtype_tupdesc_copy(typid, -1);
+	for (i = 0; i < njobs; i++)
+		elems[i] = new_job_datum(desc, &jobs[i]);
+	fn = LookupFuncName(list_make2(makeString("awa"), makeString("enqueue_jobs")), 2,
+						argtypes, false);
+	OidFunctionCall2(fn, PointerGetDatum(queue),
+					 PointerGetDatum(construct_array(elems, njobs, typid, -1, false,
+													 TYPALIGN_DOUBLE)));
+}
+
+/*
+ * What awa.enqueue_jobs(queue, jobs) does, the due jobs in C: the jobs not yet
+ * due into awa.deferred_jobs (through enqueue_jobs), then the due ones into
+ * the ring, one priority after another in priority order.
+ */
+void
+awa_enqueue_jobs(text *queue, AwaNewJob *jobs, int njobs)
+{
+	TimestampTz now = GetCurrentTransactionStartTimestamp();
+	Oid			nsp = awa_namespace();
+	AwaNewJob  *later = palloc(Max(njobs, 1) * sizeof(AwaNewJob));
+	Job		   *due = palloc(Max(njobs, 1) * sizeof(Job));
+	int			nlater = 0;
+	int			p;
+	int			i;
+
+	awa_xid_space_adopt();
+	for (i = 0; i < njobs; i++)
+		if (jobs[i].run_at > now)
+			later[nlater++] = jobs[i];
+	if (nlater > 0)
+		enqueue_deferred(nsp, queue, later, nlater);
+	for (p = 0; p <= 9; p++)
+	{
+		int			ndue = 0;
+
+		for (i = 0; i < njobs; i++)
+		{
+			if (jobs[i].run_at > now || jobs[i].priority != p)
+				continue;
+			due[ndue].job_id = jobs[i].job_id;
+			due[ndue].values[0] = Int64GetDatum(jobs[i].job_id);
+			due[ndue].values[1] = jobs[i].kind;
+			due[ndue].values[2] = jobs[i].args;
+			due[ndue].values[3] = Int32GetDatum(jobs[i].attempt);
+			due[ndue].values[4] = Int32GetDatum(jobs[i].max_attempts);
+			due[ndue].values[5] = TimestampTzGetDatum(jobs[i].created_at);
+			memset(due[ndue].nulls, false, sizeof(due[ndue].nulls));
+			ndue++;
+		}
+		if (ndue > 0)
+			enqueue_due(nsp, queue, (int16) p, due, ndue);
+	}
+}
+
+/* the next job id (nextval of awa.job_id_seq, its rights checked) */
+int64
+awa_next_job_id(void)
+{
+	Oid			seq = awa_relid(awa_namespace(), "job_id_seq");
+
+	if (!OidIsValid(seq))
+		elog(ERROR, "awa.job_id_seq does not exist");
+	return nextval_internal(seq, true);
+}
+
+/*
+ * awa.enqueue(queue text, kind text, args jsonb, priority smallint,
+ *			   run_at timestamptz, max_attempts int, unique_key text,
+ *			   unique_for interval, unique_states text[]) RETURNS bigint
+ *
+ * With a unique_key (or a unique_for or unique_states, which awa.unique_job
+ * refuses without one), the id of the job that stands in the new one's way
+ * is returned and nothing is written (sql-src/api/unique.sql).
+ */
+Datum
+awa_enqueue(PG_FUNCTION_ARGS)
+{
+	Datum		v[9];
+	bool		n[9];
+	AwaNewJob	job;
+	int			i;
+
+	awa_require_read_committed();
+	for (i = 0; i < 9; i++)
+	{
+		v[i] = i < PG_NARGS() ? PG_GETARG_DATUM(i) : (Datum) 0;
+		n[i] = i < PG_NARGS() ? PG_ARGISNULL(i) : true;
+	}
+	awa_check_job_datums(v, n);
+	awa_queue_require(PG_GETARG_TEXT_PP(0), AWA_QUEUE_ENQUEUE);
+	job.ord = 1;
+	job.job_id = awa_next_job_id();
+	if (!n[6] || !n[7] || !n[8])
+	{
+		int64		existing = awa_unique_job(PG_GETARG_TEXT_PP(0), &v[6], &n[6],
+											  job.job_id);
+
+		if (existing != job.job_id)
+			PG_RETURN_INT64(existing);
+	}
+	job.kind = v[1];
+	job.args = v[2];
+	job.priority = DatumGetInt16(v[3]);
+	job.run_at = DatumGetTimestampTz(v[4]);
+	job.attempt = 1;
+	job.max_attempts = DatumGetInt32(v[5]);
+	job.created_at = GetCurrentTransactionStartTimestamp();
+	job.error = (Datum) 0;
+	awa_enqueue_jobs(PG_GETARG_TEXT_PP(0), &job, 1);
+	PG_RETURN_INT64(job.job_id);
+}

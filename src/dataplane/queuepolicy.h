@@ -1,0 +1,22 @@
+/*-------------------------------------------------------------------------
+ *
+ * queuepolicy.h
+ *	  Per-queue grants and pauses (queuepolicy.c): the checks the API makes.
+ *
+ * src/dataplane/queuepolicy.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef AWA_QUEUEPOLICY_H
+#define AWA_QUEUEPOLICY_H
+
+/* the privilege bits of awa.queue_privileges */
+#define AWA_QUEUE_ENQUEUE	1
+#define AWA_QUEUE_CLAIM		2
+#define AWA_QUEUE_MANAGE	4
+
+extern bool awa_queue_allowed_for(text *queue, int priv);
+extern void awa_queue_require(text *queue, int priv);
+extern bool awa_queue_paused(text *queue);
+
+#endif							/* AWA_QUEUEPOLICY_H */

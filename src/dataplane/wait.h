@@ -1,0 +1,20 @@
+/*-------------------------------------------------------------------------
+ *
+ * wait.h
+ *	  Claims that wait (wait.c): the lanes a transaction claimed from or
+ *	  enqueued into, noted for its end, which wakes the waiting claims.
+ *
+ * src/dataplane/wait.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef AWA_WAIT_H
+#define AWA_WAIT_H
+
+extern void awa_wait_shmem_request(void);
+extern void awa_wait_shmem_startup(void);
+
+extern void awa_note_claimed_lane(text *queue, int taken, int32 lane);
+extern void awa_note_enqueued_lane(text *queue, int jobs, int32 lane, int32 ready_slot);
+
+#endif							/* AWA_WAIT_H */

@@ -1,0 +1,206 @@
+/*-------------------------------------------------------------------------
+ *
+ * xidspace.c
+ *	  The xid space of a database's rows (docs/storage.md §A.17): whether the
+ *	  transaction ids its ready entries and windows hold are this cluster's,
+ *	  checked before an enqueue writes an entry or a reader reads a window.
+ *
+ * awa.xid_space (0.10) holds the system identifier of each cluster whose
+ * rows the database holds; awa.xid_space_state() reads it as own, moved,
+ * fresh or unmarked, and awa.adopt_xid_space() records the mark (fresh) or
+ * rebases the rows (moved, unmarked). Writers (enqueues, the requeue of a
+ * retry, claims) adopt; readers of windows refuse any state but own and
+ * fresh. A backend's verdict "own" is kept until the mark changes: the
+ * statement trigger awa.xid_space_changed sends a relcache invalidation of
+ * the table at commit, and src/rel/relcache.c's callback passes it here
+ * (awa_relcache_listen), so in the steady state a check is one test of a flag. A change to
+ * pg_subscription_rel drops the verdict too: a database whose awa tables are
+ * subscribed by logical replication is refused. Before 0.10 there is no
+ * table and nothing to check.
+ *
+ *	awa.cluster_system_identifier()	this cluster's system identifier
+ *	awa.xid_space_changed()			the statement trigger of awa.xid_space
+ *	awa.xid_space_settle()			the worker's check: own, or what it waits for
+ *
+ * src/dataplane/xidspace.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "commands/dbcommands.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "src/dataplane/xidspace.h"
+#include "src/rel/relcache.h"
+
+PG_FUNCTION_INFO_V1(awa_cluster_system_identifier);
+PG_FUNCTION_INFO_V1(awa_xid_space_changed);
+PG_FUNCTION_INFO_V1(awa_xid_space_settle);
+
+/* the readers' question: refused under a logical subscription, else the state */
+#define STATE_SQL \
+	"SELECT awa.xid_space_state() FROM (SELECT awa.refuse_subscribed_tables()) r"
+
+/* the backend saw the state own (or the install has no mark to check) */
+static bool space_own = false;
+static Oid	space_relid = InvalidOid;
+/* bumped by every invalidation, so that a check overlapping one is not kept */
+static uint64 space_invals = 0;
+
+/*
+ * From src/rel/relcache.c's callback (awa_relcache_listen): a change to
+ * awa.xid_space (or a reset) makes the verdict stale; the next check reads
+ * the mark again.
+ */
+static void
+xid_space_invalidate(Oid relid)
+{
+	if (!OidIsValid(relid) || relid == space_relid)
+	{
+		space_own = false;
+		space_invals++;
+	}
+}
+
+/*
+ * A change to pg_subscription_rel (a table subscribed or dropped from a
+ * subscription) makes the verdict stale too: logical replication of the
+ * extension's tables is refused (docs/storage.md §A.17).
+ */
+static void
+subscriptions_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	xid_space_invalidate(InvalidOid);
+}
+
+/* Run sql (one text column, one row) and return its value, palloc'd here. */
+static char *
+query_text(const char *sql)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	char	   *value;
+	char	   *result;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "awa_bgw: \"%s\" returned no row", sql);
+	value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	result = MemoryContextStrdup(caller, value ? value : "");
+	SPI_finish();
+	return result;
+}
+
+/*
+ * The state of the xid space as sql says it: awa.xid_space_state() (own,
+ * fresh, moved, unmarked), or awa.adopt_xid_space(...), which adopts it
+ * first (own, adopted, rebased; restoring for the worker). Returns "own"
+ * without a query while the backend's verdict stands, and when the install
+ * predates the mark.
+ */
+static const char *
+space_state(const char *sql)
+{
+	uint64		invals;
+	const char *state;
+
+	static bool registered = false;
+
+	if (space_own)
+		return "own";
+	if (!registered)
+	{
+		awa_relcache_listen(xid_space_invalidate);
+		CacheRegisterSyscacheCallback(SUBSCRIPTIONRELMAP, subscriptions_changed, (Datum) 0);
+		registered = true;
+	}
+	space_relid = awa_relid(awa_namespace(), "xid_space");
+	if (!OidIsValid(space_relid))
+		return "own";
+	invals = space_invals;
+	state = query_text(sql);
+	if (strcmp(state, "adopted") == 0 || strcmp(state, "rebased") == 0)
+		state = "own";
+	if (strcmp(state, "own") == 0 && invals == space_invals)
+		space_own = true;
+	return state;
+}
+
+/*
+ * Before an enqueue writes an entry or a claim reads a window: the rows are
+ * this cluster's, recorded as such (fresh) or rebased (moved, unmarked) in
+ * the caller's transaction if need be.
+ */
+void
+awa_xid_space_adopt(void)
+{
+	(void) space_state("SELECT awa.adopt_xid_space()");
+}
+
+/*
+ * Before a reader (counts, a job's state, a cancel, a prune's proof) reads a
+ * window: refuses when the rows came from another cluster and are not
+ * rebased yet.
+ */
+void
+awa_xid_space_require(void)
+{
+	const char *state = space_state(STATE_SQL);
+
+	if (strcmp(state, "own") == 0 || strcmp(state, "fresh") == 0)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("the jobs of database \"%s\" %s", get_database_name(MyDatabaseId),
+					strcmp(state, "moved") == 0
+					? "came from another cluster and are not rebased yet"
+					: "were loaded without the mark of their cluster (a restore under way, "
+					"or a dump taken before awa_bgw 0.10)"),
+			 errdetail("Their transaction ids belong to another xid space; reading a claim "
+					   "window now could lose or repeat jobs."),
+			 errhint("The next enqueue or claim, or the awa_bgw worker, rebases them once "
+					 "the restore has finished; or run SELECT awa.adopt_xid_space() as "
+					 "the extension's owner.")));
+}
+
+/* awa.cluster_system_identifier() RETURNS bigint */
+Datum
+awa_cluster_system_identifier(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64((int64) GetSystemIdentifier());
+}
+
+/*
+ * awa.xid_space_changed(): the statement trigger of awa.xid_space. The
+ * relcache invalidation it asks for is sent when the transaction commits
+ * (and seen at once by this backend's next command, or undone at abort).
+ */
+Datum
+awa_xid_space_changed(PG_FUNCTION_ARGS)
+{
+	return awa_table_changed_trigger(fcinfo, "awa.xid_space_changed()", "awa.xid_space");
+}
+
+/*
+ * awa.xid_space_settle() RETURNS text: the worker's check at the start of a
+ * pass. Own: maintain. Moved: rebased here, then own, once the restore has
+ * set the sequences (restoring until then). Fresh or unmarked: a restore may
+ * be under way; the worker does not touch the rows and waits.
+ */
+Datum
+awa_xid_space_settle(PG_FUNCTION_ARGS)
+{
+	const char *state = space_state(STATE_SQL);
+
+	if (strcmp(state, "moved") == 0)
+		state = space_state("SELECT awa.adopt_xid_space(false)");
+	PG_RETURN_TEXT_P(cstring_to_text(state));
+}

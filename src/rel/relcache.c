@@ -1,0 +1,339 @@
+/*-------------------------------------------------------------------------
+ *
+ * relcache.c
+ *	  A backend's cache of the OIDs the hot paths look up by name: schema
+ *	  awa, the ring children and tables named in it, and the btree index of a
+ *	  child whose leading keys are given columns (docs/storage.md §A.13); the
+ *	  finding of those indexes, the cancel tombstones' partial one too; and
+ *	  the opening of the tables by name (awa_open_table), rights checked.
+ *
+ * An entry is dropped by the relcache invalidation of the relation it names
+ * or of the heap or index it pairs (a TRUNCATE, DROP, ALTER, CREATE INDEX or
+ * REINDEX of either sends one), and the whole cache by a reset (an
+ * invalidation of every relation) or by any change to pg_namespace. Only
+ * relations that exist are cached; a name that is missing is looked up again
+ * each time. A stale OID could only come from an invalidation not yet read,
+ * and table_open reads them when it takes its lock, as it does for an OID
+ * found through the syscache.
+ *
+ * The same callback passes every relcache invalidation on to the modules
+ * above that keep what they read from tables of schema awa and listen
+ * (awa_relcache_listen): src/dataplane/queuepolicy.c for the per-queue policy
+ * tables, src/dataplane/xidspace.c for the mark of the xid space. Their
+ * statement triggers (awa_table_changed_trigger) send the relcache
+ * invalidation of their table at commit. A module listens before it first
+ * reads its table; nothing it could have kept is missed before that.
+ *
+ * src/rel/relcache.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_index.h"
+#include "commands/trigger.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "src/rel/relcache.h"
+#include "src/rel/scan.h"
+
+#define KEY_LEN (NAMEDATALEN * 2)
+
+typedef struct CachedOid
+{
+	char		key[KEY_LEN];	/* "r <nsp> <name>" or "i <heap> <col>,<col>..." */
+	Oid			oid;			/* the relation or the index */
+	Oid			heap;			/* an index's heap, else InvalidOid */
+} CachedOid;
+
+static HTAB *oid_cache = NULL;
+static Oid	awa_nsp = InvalidOid;
+
+/* the modules told of each relcache invalidation (awa_relcache_listen) */
+#define MAX_LISTENERS	4
+static AwaRelcacheListener listeners[MAX_LISTENERS];
+static int	nlisteners = 0;
+
+static void
+forget_all(void)
+{
+	if (oid_cache != NULL)
+		hash_destroy(oid_cache);
+	oid_cache = NULL;
+	awa_nsp = InvalidOid;
+}
+
+static void
+relcache_changed(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS seq;
+	CachedOid  *e;
+	int			i;
+
+	for (i = 0; i < nlisteners; i++)
+		listeners[i] (relid);
+	if (oid_cache == NULL)
+		return;
+	if (!OidIsValid(relid))
+	{
+		forget_all();
+		return;
+	}
+	hash_seq_init(&seq, oid_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		if (e->oid == relid || e->heap == relid)
+			(void) hash_search(oid_cache, e->key, HASH_REMOVE, NULL);
+}
+
+static void
+namespaces_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	forget_all();
+}
+
+static void
+register_callbacks(void)
+{
+	static bool registered = false;
+
+	if (registered)
+		return;
+	CacheRegisterRelcacheCallback(relcache_changed, (Datum) 0);
+	CacheRegisterSyscacheCallback(NAMESPACEOID, namespaces_changed, (Datum) 0);
+	registered = true;
+}
+
+static HTAB *
+cache(void)
+{
+	HASHCTL		ctl;
+
+	register_callbacks();
+	if (oid_cache == NULL)
+	{
+		ctl.keysize = KEY_LEN;
+		ctl.entrysize = sizeof(CachedOid);
+		ctl.hcxt = CacheMemoryContext;
+		oid_cache = hash_create("awa_bgw relation OIDs", 256, &ctl,
+								HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	return oid_cache;
+}
+
+/*
+ * Tell listener of every relcache invalidation from now on, with the OID of
+ * the relation (InvalidOid: every relation), before this cache drops its
+ * entries. A module above this one calls it before it first reads a table of
+ * its own; listening twice is listening once.
+ */
+void
+awa_relcache_listen(AwaRelcacheListener listener)
+{
+	int			i;
+
+	register_callbacks();
+	for (i = 0; i < nlisteners; i++)
+		if (listeners[i] == listener)
+			return;
+	if (nlisteners >= MAX_LISTENERS)
+		elog(ERROR, "awa_bgw: more than %d relcache listeners", MAX_LISTENERS);
+	listeners[nlisteners++] = listener;
+}
+
+/* the OID of schema awa (errors when there is none) */
+Oid
+awa_namespace(void)
+{
+	(void) cache();
+	if (!OidIsValid(awa_nsp))
+		awa_nsp = get_namespace_oid("awa", false);
+	return awa_nsp;
+}
+
+/* get_relname_relid(name, nsp), cached */
+Oid
+awa_relid(Oid nsp, const char *name)
+{
+	char		key[KEY_LEN] = {0};
+	CachedOid  *e;
+	bool		found;
+	Oid			relid;
+
+	snprintf(key, sizeof(key), "r %u %s", nsp, name);
+	e = hash_search(cache(), key, HASH_FIND, NULL);
+	if (e != NULL)
+		return e->oid;
+	relid = get_relname_relid(name, nsp);
+	if (OidIsValid(relid))
+	{
+		e = hash_search(cache(), key, HASH_ENTER, &found);
+		e->oid = relid;
+		e->heap = InvalidOid;
+	}
+	return relid;
+}
+
+/*
+ * awa.<family>_<slot> (awa.<family> when slot < 0), after a SELECT privilege
+ * check, with ACCESS SHARE (waits, as a query would, behind a prune's
+ * exclusive lock, which prune holds for awa_bgw.prune_lock_timeout at most).
+ */
+Relation
+awa_open_table(Oid nsp, const char *family, int slot)
+{
+	return awa_open_table_for(nsp, family, slot, AccessShareLock);
+}
+
+/* awa_open_table with another lock (the caller's rights were checked for SELECT) */
+Relation
+awa_open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode)
+{
+	char		name[NAMEDATALEN];
+	Oid			relid;
+
+	if (slot >= 0)
+		snprintf(name, sizeof(name), "%s_%d", family, slot);
+	else
+		strlcpy(name, family, sizeof(name));
+	relid = awa_relid(nsp, name);
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation \"awa.%s\" does not exist", name)));
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
+	return table_open(relid, lockmode);
+}
+
+/*
+ * Whether idx is a valid btree index without expressions whose leading keys
+ * are want[]; partial only when partial_ok.
+ */
+static bool
+index_matches(Relation idx, int ncols, const AttrNumber *want, bool partial_ok)
+{
+	Form_pg_index ind = idx->rd_index;
+	bool		ok;
+	int			i;
+
+	ok = idx->rd_rel->relam == BTREE_AM_OID && ind->indisvalid &&
+		ind->indnkeyatts >= ncols &&
+		heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
+		(partial_ok || heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL));
+	for (i = 0; ok && i < ncols; i++)
+		ok = ind->indkey.values[i] == want[i];
+	return ok;
+}
+
+/* the btree index of heap on cols (see index_matches), with ACCESS SHARE */
+static Relation
+find_index(Relation heap, int ncols, const char *const *cols, bool partial_ok)
+{
+	AttrNumber	want[INDEX_MAX_KEYS];
+	char		key[KEY_LEN] = {0};
+	int			len;
+	CachedOid  *e;
+	List	   *ids;
+	ListCell   *lc;
+	int			i;
+	bool		found;
+
+	Assert(ncols <= INDEX_MAX_KEYS);
+	len = snprintf(key, sizeof(key), "%c %u", partial_ok ? 'p' : 'i', RelationGetRelid(heap));
+	for (i = 0; i < ncols && len < KEY_LEN; i++)
+		len += snprintf(key + len, sizeof(key) - len, "%c%s", i ? ',' : ' ', cols[i]);
+	if (len >= KEY_LEN)
+		elog(ERROR, "awa_bgw: index key too long");
+	e = hash_search(cache(), key, HASH_FIND, NULL);
+	if (e != NULL)
+		return index_open(e->oid, AccessShareLock);
+	for (i = 0; i < ncols; i++)
+		want[i] = awa_column_number(heap, cols[i]);
+	ids = RelationGetIndexList(heap);
+	foreach(lc, ids)
+	{
+		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
+
+		if (index_matches(idx, ncols, want, partial_ok))
+		{
+			list_free(ids);
+			e = hash_search(cache(), key, HASH_ENTER, &found);
+			e->oid = RelationGetRelid(idx);
+			e->heap = RelationGetRelid(heap);
+			return idx;
+		}
+		index_close(idx, AccessShareLock);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("relation \"%s\" has no btree index on (%s, ...)",
+					RelationGetRelationName(heap), cols[0])));
+	return NULL;				/* keep compiler quiet */
+}
+
+/* The plain btree index of heap whose leading keys are cols, with ACCESS SHARE. */
+Relation
+awa_open_index(Relation heap, int ncols, const char *const *cols)
+{
+	return find_index(heap, ncols, cols, false);
+}
+
+/*
+ * The index of a done child on (lane_id, lane_seq) that cancel tombstones
+ * (run_lease 0) are found by: in 0.9 partial, WHERE run_lease = 0, so that a
+ * completion writes no entry into it (docs/storage.md A.13); in 0.7 and 0.8 a
+ * plain one. Either serves: the probe checks run_lease on each row it finds.
+ */
+Relation
+awa_open_tombstone_index(Relation done)
+{
+	static const char *const cols[] = {"lane_id", "lane_seq"};
+
+	return find_index(done, 2, cols, true);
+}
+
+/*
+ * The index of a claim child on (lane_id, claim_seq) that lane positions are
+ * found by: in 0.9 partial, WHERE win_hi IS NOT NULL, so that only the one
+ * receipt of a claim that carries the window has an entry (docs/storage.md
+ * A.3). The reader skips receipts without a window either way.
+ */
+Relation
+awa_open_position_index(Relation claims)
+{
+	static const char *const cols[] = {"lane_id", "claim_seq"};
+
+	return find_index(claims, 2, cols, true);
+}
+
+/*
+ * The body of a statement trigger that makes every backend read a table
+ * again: a relcache invalidation of the table, sent when the transaction
+ * commits (and seen at once by this backend's next command, undone at
+ * abort). fn names the SQL function, tables the tables it is the trigger of.
+ */
+Datum
+awa_table_changed_trigger(FunctionCallInfo fcinfo, const char *fn, const char *tables)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s must be called as a trigger", fn),
+				 errhint("It is the statement trigger of %s.", tables)));
+	CacheInvalidateRelcacheByRelid(RelationGetRelid(td->tg_relation));
+	return PointerGetDatum(NULL);
+}
