@@ -81,7 +81,7 @@ sql("CREATE EXTENSION awa_bgw VERSION '0.6'");
 poll(
 	"SELECT state = 'needs_upgrade' FROM awa.maintenance_status WHERE database = 'postgres'")
   or die 'the worker did not stand in needs_upgrade';
-my $hint_re = qr/ALTER EXTENSION awa_bgw UPDATE/;
+my $hint_re = qr/ALTER EXTENSION awa_bgw UPDATE TO '0\.7'/;   # from 0.6: the oldest maintained
 wait_for(60, sub { log_count($hint_re) >= 1 })
   or die 'the worker did not log the upgrade hint';
 my $worker_pid = status('pid');
@@ -100,7 +100,7 @@ wait_for(60,
 		$ticks{ sql("SELECT state_change FROM pg_stat_activity WHERE pid = $worker_pid") } = 1;
 		return keys(%ticks) >= 5;
 	}) or die 'the worker did not tick';
-is(log_count($hint_re), 1, 'needs_upgrade: one log line names ALTER EXTENSION awa_bgw UPDATE, over 5 worker ticks');
+is(log_count($hint_re), 1, "needs_upgrade: one log line names ALTER EXTENSION awa_bgw UPDATE TO '0.7', over 5 worker ticks");
 is(log_count(qr/has extension awa_bgw at a version this library does not maintain/),
 	1, 'and one line says why the worker waits');
 is(status('state || \',\' || pid'), "needs_upgrade,$worker_pid", 'the worker still waits, same process');

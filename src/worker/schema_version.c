@@ -42,6 +42,13 @@ awa_schema_version(const char *version)
 	return NULL;
 }
 
+/* The oldest version maintained: an older database is upgraded to it first. */
+const char *
+awa_schema_version_oldest(void)
+{
+	return schema_versions[0].version;
+}
+
 /* The newest version, the one a version not maintained is to be updated to. */
 const char *
 awa_schema_version_latest(void)

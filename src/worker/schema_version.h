@@ -44,6 +44,7 @@ typedef enum AwaSchemaFeature
 } AwaSchemaFeature;
 
 extern const AwaSchemaVersion *awa_schema_version(const char *version);
+extern const char *awa_schema_version_oldest(void);
 extern const char *awa_schema_version_latest(void);
 extern bool awa_schema_has(const AwaSchemaVersion *schema, AwaSchemaFeature feature);
 

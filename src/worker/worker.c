@@ -417,8 +417,12 @@ extension_ready(void)
 					(errmsg("awa_bgw: database \"%s\" has extension awa_bgw at a version "
 							"this library does not maintain; waiting",
 							awa_status_dbname()),
-					 errhint("Run ALTER EXTENSION awa_bgw UPDATE TO '%s' in that database.",
-							 awa_schema_version_latest())));
+					 errdetail("This library maintains awa_bgw %s to %s.",
+							   awa_schema_version_oldest(), awa_schema_version_latest()),
+					 errhint("From an older version, run ALTER EXTENSION awa_bgw UPDATE TO "
+							 "'%s' in that database and follow docs/upgrade.md up to '%s'; "
+							 "a newer version needs the library that ships it.",
+							 awa_schema_version_oldest(), awa_schema_version_latest())));
 		sched.upgrade_logged = true;
 		awa_status_set_state(AWA_STATE_NEEDS_UPGRADE);
 	}
