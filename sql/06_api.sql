@@ -217,3 +217,17 @@ SELECT sqlstate_of($$SELECT awa.ring_append('nosuch', 'ledger', 2, 2, 8)$$) AS u
 SELECT sqlstate_of($$SELECT awa.enqueue_ready('q', 0::smallint, NULL)$$) AS no_jobs,
        sqlstate_of($$SELECT awa.enqueue_ready('q', 0::smallint, ARRAY[NULL]::awa.new_job[])$$)
          AS null_job;
+
+-- The C hot paths write the ring children as an INSERT into them would: a CHECK that a
+-- DBA adds to a family holds for an enqueue (23514, the constraint named, nothing
+-- written), and a job that meets it goes in
+ALTER TABLE awa.ready_entries ADD CONSTRAINT dba_no_forbidden CHECK (kind <> 'forbidden');
+SELECT left(s, 5) AS sqlstate, s LIKE '%violates check constraint "dba_no_forbidden"%' AS names_it
+  FROM (SELECT sqlstate_of($$SELECT awa.enqueue('dba_check', 'forbidden')$$) AS s) x;
+SELECT left(s, 5) AS batch_sqlstate
+  FROM (SELECT sqlstate_of($$SELECT awa.enqueue_batch('dba_check',
+          '[{"kind": "fine"}, {"kind": "forbidden"}]')$$) AS s) x;
+SELECT count(*) AS written FROM awa.ready_entries WHERE queue = 'dba_check';
+SELECT awa.enqueue('dba_check', 'allowed') > 0 AS allowed;
+SELECT count(*) AS written FROM awa.ready_entries WHERE queue = 'dba_check';
+ALTER TABLE awa.ready_entries DROP CONSTRAINT dba_no_forbidden;

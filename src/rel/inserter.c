@@ -6,9 +6,12 @@
  *	  their index entries, as an INSERT into the child would write them.
  *
  * The callers give every column (defaults are theirs to compute); the ring
- * children have no triggers and no constraints but NOT NULL, the partition
- * bound and the fixed CHECKs of an outcome or a state, which the callers'
- * constant values meet.
+ * children have no triggers. Each row is checked as an INSERT into the child
+ * checks it: NOT NULL and every CHECK (ExecConstraints; ours are the fixed
+ * CHECKs of an outcome or a state, and a DBA may add more) and the partition
+ * bound (ExecPartitionCheck), with PostgreSQL's own SQLSTATEs and messages.
+ * The ResultRelInfo is in no range table (index 0): the checks' error paths
+ * then describe the row without asking for a range table entry.
  *
  * The rows put are held (copied into the inserter's own slots, emptied by
  * each write) and written when AWA_INSERT_BATCH rows or AWA_INSERT_BYTES of
@@ -40,7 +43,7 @@ awa_row_inserter_begin(RowInserter *ri, Relation rel)
 	ri->rel = rel;
 	ri->estate = CreateExecutorState();
 	ri->rri = makeNode(ResultRelInfo);
-	InitResultRelInfo(ri->rri, rel, 1, NULL, 0);
+	InitResultRelInfo(ri->rri, rel, 0, NULL, 0);
 	ExecOpenIndices(ri->rri, false);
 }
 
@@ -68,12 +71,7 @@ awa_row_inserter_put(RowInserter *ri, Datum *values, bool *nulls)
 {
 	TupleDesc	desc = RelationGetDescr(ri->rel);
 	TupleTableSlot *slot;
-	int			i;
 
-	for (i = 0; i < desc->natts; i++)
-		if (nulls[i] && TupleDescAttr(desc, i)->attnotnull)
-			elog(ERROR, "awa_bgw: no value for column %s of %s",
-				 NameStr(TupleDescAttr(desc, i)->attname), RelationGetRelationName(ri->rel));
 	if (ri->held == AWA_INSERT_BATCH || ri->held_bytes >= AWA_INSERT_BYTES)
 		row_inserter_flush(ri);
 	if (ri->slots[ri->held] == NULL)
@@ -84,6 +82,12 @@ awa_row_inserter_put(RowInserter *ri, Datum *values, bool *nulls)
 	ExecStoreVirtualTuple(slot);
 	/* the slot's own copy: the caller reuses its arrays for the next row */
 	ExecMaterializeSlot(slot);
+	/* what an INSERT into the child checks, before anything is written */
+	if (desc->constr != NULL)
+		ExecConstraints(ri->rri, slot, ri->estate);
+	if (ri->rel->rd_rel->relispartition)
+		ExecPartitionCheck(ri->rri, slot, ri->estate, true);
+	ResetPerTupleExprContext(ri->estate);
 	ri->held_bytes += ExecFetchSlotHeapTuple(slot, false, NULL)->t_len;
 }
 
