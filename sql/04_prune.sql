@@ -98,3 +98,14 @@ SELECT count(*) AS receipts, (SELECT count(*) FROM awa.leases) AS heartbeats FRO
 
 -- the status view counts the sealed slots that still hold rows
 SELECT ring, current_slot, generation, sealed_slots_awaiting_prune FROM awa.ring_status;
+
+-- rotate and prune by hand need READ COMMITTED, as the API does: their proofs read the
+-- ring in the statement's snapshot, and TRUNCATE is not MVCC-safe; an older snapshot
+-- (REPEATABLE READ, SERIALIZABLE) is refused with 0A000 and nothing is done
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT sqlstate_of($$SELECT * FROM awa.prune('awa', 'queue')$$) AS prune_rr,
+       sqlstate_of($$SELECT * FROM awa.rotate('awa', 'queue')$$) AS rotate_rr;
+ROLLBACK;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT left(sqlstate_of($$SELECT * FROM awa.prune('awa', 'claim')$$), 5) AS prune_serializable;
+ROLLBACK;

@@ -288,6 +288,9 @@ DECLARE
     v_idle boolean;
 BEGIN
     PERFORM awa.check_schema(p_schema);
+    -- its gates read the ring in the statement's snapshot: an older one (REPEATABLE
+    -- READ, SERIALIZABLE) could miss rows committed since it was taken
+    PERFORM awa.require_read_committed();
     v_n := awa.ring_slot_count(p_ring);
     ring := p_ring;
 
@@ -462,6 +465,10 @@ DECLARE
     v_res text[];
 BEGIN
     PERFORM awa.check_schema(p_schema);
+    -- TRUNCATE is not MVCC-safe, and the liveness proofs read the slot in the
+    -- statement's snapshot: one older than the last commits (REPEATABLE READ,
+    -- SERIALIZABLE) could call live rows dead
+    PERFORM awa.require_read_committed();
     v_n := awa.ring_slot_count(p_ring);
     ring := p_ring;
 
