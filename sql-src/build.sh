@@ -23,7 +23,8 @@ pieces() {
 
 # each "CREATE [OR REPLACE] <kind> name" and "COMMENT ON <kind> name" once in the list
 # (statements start at the beginning of a line in the pieces)
-twice=$(for p in $(pieces "$list"); do
+files=$(pieces "$list")
+twice=$(for p in $files; do
 	sed -n -E 's/^(CREATE( OR REPLACE)?|COMMENT ON) (FUNCTION|PROCEDURE|VIEW|TABLE|TYPE|SEQUENCE)( IF NOT EXISTS)? ([A-Za-z0-9_."]+).*/\1 \3 \5/p' "$p" |
 		sed -E 's/^CREATE( OR REPLACE)? /CREATE /; s/^COMMENT ON /COMMENT /' | tr 'A-Z' 'a-z' |
 		sed "s|\$| ${p#"$dir"/}|"
@@ -47,7 +48,7 @@ case $target in
 	printf '%s\n' "\\echo Use \"CREATE EXTENSION awa_bgw VERSION '$target'\" to load this file. \\quit"
 	;;
 esac
-for p in $(pieces "$list"); do
+for p in $files; do
 	echo
 	echo "-- ---- ${p#"$dir"/} ----"
 	cat "$p"

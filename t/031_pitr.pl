@@ -65,12 +65,12 @@ $primary->create_extension_and_lead;
 $primary->enqueue_sessions(32, 'pitr', 'base');
 my $claim_complete = q{SELECT job_id FROM awa.claim('pitr', %d) c
                         WHERE awa.complete(c.job_id, c.run_lease)};
-my %completed = map { $_ => 1 } $primary->job_ids(sprintf($claim_complete, 8));
+my %completed = $primary->job_id_set(sprintf($claim_complete, 8));
 $primary->backup('base');
 
 # ---- after the base backup, up to the restore point: the rings turn and prune ---------
 $primary->enqueue_sessions(32, 'pitr', 'mid');
-%completed = (%completed, map { $_ => 1 } $primary->job_ids(sprintf($claim_complete, 8)));
+%completed = (%completed, $primary->job_id_set(sprintf($claim_complete, 8)));
 $primary->run_sql(q{SELECT awa.enqueue('pitr', 'later', run_at => now() + interval '1 hour')});
 $primary->run_sql(q{SELECT awa.enqueue('fragile', 'fails', max_attempts => 1)});
 $primary->run_sql(q{SELECT awa.fail(job_id, run_lease, 'boom') FROM awa.claim('fragile', 1)});
@@ -84,7 +84,7 @@ my $running = $primary->run_sql(
 	q{SELECT string_agg(job_id::text, ' ' ORDER BY job_id) FROM awa.claim('pitr', 4, '1 s')});
 # what holds at the restore point (the rescue of the running attempts may come before
 # it or after it: available + scheduled + running is the same either way)
-my %waiting = map { $_ => 1 } $primary->job_ids(
+my %waiting = $primary->job_id_set(
 	q{SELECT DISTINCT job_id FROM awa.ready_entries WHERE queue = 'pitr' AND kind <> 'later'});
 delete @waiting{ keys %completed, split / /, $running };
 is(scalar(keys %waiting) . '/' . scalar(keys %completed), '44/16',
@@ -98,7 +98,7 @@ $primary->run_sql(q{SELECT pg_create_restore_point('target')});
 
 # ---- after the restore point: work the recovered cluster must not see ----------------
 $primary->enqueue_sessions(16, 'pitr', 'lost');
-my %completed_after = map { $_ => 1 } $primary->job_ids(sprintf($claim_complete, 10));
+my %completed_after = $primary->job_id_set(sprintf($claim_complete, 10));
 is(scalar(keys %completed_after), 10, 'after it, 10 jobs are claimed and completed');
 my $sysid = $primary->run_sql('SELECT awa.cluster_system_identifier()');
 my $last_xid = $primary->run_sql('SELECT pg_current_xact_id()');
@@ -135,8 +135,7 @@ is($pitr->queue_counts('fragile'), '0/0/0/0/1', 'the failed job is still failed'
 
 # the new timeline: its xids are those the old one used after the restore point
 $pitr->enqueue_sessions(32, 'pitr', 'new');
-my %new = map { $_ => 1 }
-  $pitr->job_ids(q{SELECT DISTINCT job_id FROM awa.ready_entries WHERE kind = 'new'});
+my %new = $pitr->job_id_set(q{SELECT DISTINCT job_id FROM awa.ready_entries WHERE kind = 'new'});
 my ($done, $claimed) = $pitr->claim_until('pitr',
 	q{SELECT available = 0 AND running = 0 AND scheduled = 1 FROM awa.queue_counts('pitr')});
 ok($done, 'the queue drains (but for the deferred job)');

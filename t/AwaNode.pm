@@ -254,6 +254,13 @@ sub job_ids
 		"SELECT coalesce(string_agg(job_id::text, ' ' ORDER BY job_id), '') FROM ($query) q");
 }
 
+# The same ids as a set: a list of (id => 1) pairs, to assign to a hash.
+sub job_id_set
+{
+	my ($self, $query) = @_;
+	return map { $_ => 1 } $self->job_ids($query);
+}
+
 sub sql        { return $current->run_sql(@_); }
 sub status     { return $current->worker_status(@_); }
 sub wait_until { return $current->wait_for(@_); }

@@ -58,6 +58,10 @@
 PG_FUNCTION_INFO_V1(awa_enqueue_ready);
 PG_FUNCTION_INFO_V1(awa_enqueue);
 
+/* the hint of every refusal of awa.enqueue_ready's input: a caller's mistake */
+#define ENQUEUE_READY_HINT \
+	"awa.enqueue_ready is internal: enqueue with awa.enqueue or awa.enqueue_batch."
+
 /* the fields of an awa.new_job that an entry takes */
 static const char *const job_fields[] = {
 	"job_id", "kind", "args", "attempt", "max_attempts", "created_at"
@@ -172,8 +176,7 @@ read_jobs(ArrayType *arr, int *njobs)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("awa.enqueue_ready got a NULL job"),
-					 errhint("awa.enqueue_ready is internal: enqueue with awa.enqueue or "
-							 "awa.enqueue_batch.")));
+					 errhint(ENQUEUE_READY_HINT)));
 		th = DatumGetHeapTupleHeader(elems[i]);
 		tup.t_len = HeapTupleHeaderGetDatumLength(th);
 		tup.t_data = th;
@@ -291,8 +294,7 @@ awa_enqueue_ready(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("awa.enqueue_ready needs a queue, a priority and jobs, none NULL"),
-				 errhint("awa.enqueue_ready is internal: enqueue with awa.enqueue or "
-						 "awa.enqueue_batch.")));
+				 errhint(ENQUEUE_READY_HINT)));
 	awa_xid_space_adopt();
 	jobs = read_jobs(PG_GETARG_ARRAYTYPE_P(2), &njobs);
 	enqueue_due(awa_namespace(), PG_GETARG_TEXT_PP(0), PG_GETARG_INT16(1), jobs, njobs);

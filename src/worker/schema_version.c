@@ -10,8 +10,8 @@
  * plane of snapshot windows, and what came with it) and 0.10 (the windows
  * with the mark of their xid space). At any other version (0.6, or one newer
  * than this library) the worker waits in state needs_upgrade, with the hint
- * to update to the newest. A new version is one more row; a new difference
- * between versions, one more column and its feature.
+ * to update to the newest. A new version is one more entry; a new difference
+ * between versions, one more feature and the version it came with.
  *
  * src/worker/schema_version.c
  *
@@ -21,13 +21,21 @@
 
 #include "src/worker/schema_version.h"
 
-/* oldest first: the last row is the newest (awa_schema_version_latest) */
+/* oldest first: the last entry is the newest (awa_schema_version_latest) */
 static const AwaSchemaVersion schema_versions[] = {
-	/* version windows schedules unique_keys prune_holders xid_space */
-	{"0.7",    false,  false,    false,      false,        false},
-	{"0.8",    false,  false,    false,      false,        false},
-	{"0.9",    true,   true,     true,       true,         false},
-	{"0.10",   true,   true,     true,       true,         true},
+	{"0.7"},
+	{"0.8"},
+	{"0.9"},					/* the data plane of snapshot windows */
+	{"0.10"},
+};
+
+/* the version each feature came with; every later version has it too */
+static const char *const feature_since[AWA_NFEATURES] = {
+	[AWA_FEATURE_NONE] = "0.7",
+	[AWA_FEATURE_SCHEDULES] = "0.9",
+	[AWA_FEATURE_UNIQUE_KEYS] = "0.9",
+	[AWA_FEATURE_PRUNE_HOLDERS] = "0.9",
+	[AWA_FEATURE_XID_SPACE] = "0.10",
 };
 
 /* The entry of version, or NULL when this library does not maintain it. */
@@ -58,27 +66,19 @@ awa_schema_version_latest(void)
 
 /*
  * Whether the version (an entry of the table, NULL for none) has the
- * feature; AWA_FEATURE_NONE asks for nothing, which every version has.
+ * feature: whether it is the version the feature came with or a later one.
+ * AWA_FEATURE_NONE asks for nothing, which every version (and none) has.
  */
 bool
 awa_schema_has(const AwaSchemaVersion *schema, AwaSchemaFeature feature)
 {
-	if (schema == NULL)
-		return feature == AWA_FEATURE_NONE;
-	switch (feature)
-	{
-		case AWA_FEATURE_NONE:
-			return true;
-		case AWA_FEATURE_WINDOWS:
-			return schema->windows;
-		case AWA_FEATURE_SCHEDULES:
-			return schema->schedules;
-		case AWA_FEATURE_UNIQUE_KEYS:
-			return schema->unique_keys;
-		case AWA_FEATURE_PRUNE_HOLDERS:
-			return schema->prune_holders;
-		case AWA_FEATURE_XID_SPACE:
-			return schema->xid_space;
-	}
-	return false;
+	const AwaSchemaVersion *since;
+
+	if (feature == AWA_FEATURE_NONE)
+		return true;
+	if (schema == NULL || feature < 0 || feature >= AWA_NFEATURES)
+		return false;
+	since = awa_schema_version(feature_since[feature]);
+	Assert(since != NULL);
+	return since != NULL && schema >= since;
 }

@@ -18,29 +18,26 @@
  */
 #define AWA_BGW_BINARY_VERSION	"0.10.0"
 
-/* One extension version this library maintains, and what it has. */
+/* One extension version this library maintains: an entry of its table. */
 typedef struct AwaSchemaVersion
 {
 	const char *version;		/* extversion, as pg_extension holds it */
-	bool		windows;		/* the data plane of snapshot windows (lanes,
-								 * the C hot paths) */
-	bool		schedules;		/* periodic jobs: awa.fire_due_schedules */
-	bool		unique_keys;	/* the keys of unique jobs: awa.purge_unique_keys */
-	bool		prune_holders;	/* who holds a blocked prune's locks:
-								 * awa.ring_slot_lock_holders */
-	bool		xid_space;		/* rows marked with their cluster's xid space:
-								 * awa.xid_space_settle */
 } AwaSchemaVersion;
 
-/* A column of the table, named: what a caller asks for (the worker's steps). */
+/*
+ * What a caller (the worker's steps) may need of the version installed; each
+ * came with one version and stays in every later one (schema_version.c).
+ */
 typedef enum AwaSchemaFeature
 {
 	AWA_FEATURE_NONE = 0,		/* asks for nothing: every version has it */
-	AWA_FEATURE_WINDOWS,
-	AWA_FEATURE_SCHEDULES,
-	AWA_FEATURE_UNIQUE_KEYS,
-	AWA_FEATURE_PRUNE_HOLDERS,
-	AWA_FEATURE_XID_SPACE
+	AWA_FEATURE_SCHEDULES,		/* periodic jobs: awa.fire_due_schedules */
+	AWA_FEATURE_UNIQUE_KEYS,	/* the keys of unique jobs: awa.purge_unique_keys */
+	AWA_FEATURE_PRUNE_HOLDERS,	/* who holds a blocked prune's locks:
+								 * awa.ring_slot_lock_holders */
+	AWA_FEATURE_XID_SPACE,		/* rows marked with their cluster's xid space:
+								 * awa.xid_space_settle */
+	AWA_NFEATURES
 } AwaSchemaFeature;
 
 extern const AwaSchemaVersion *awa_schema_version(const char *version);
