@@ -8,9 +8,9 @@ LANGUAGE sql AS $$
 $$;
 
 -- priority 0 first, FIFO within a priority
-SELECT awa.enqueue('mail', 'send', '{"n": 1}', 5::smallint) AS p5_first;
+SELECT awa.enqueue('mail', 'send', '{"n": 1}', 5) AS p5_first;
 SELECT awa.enqueue('mail', 'send', '{"n": 2}') AS p0_first;
-SELECT awa.enqueue('mail', 'send', '{"n": 3}', 5::smallint) AS p5_second;
+SELECT awa.enqueue('mail', 'send', '{"n": 3}', priority => 5) AS p5_second;
 SELECT awa.enqueue('mail', 'send', '{"n": 4}') AS p0_second;
 SELECT * FROM awa.queue_counts('mail');
 SELECT job_id, run_lease >= 2^62 AS token, queue, kind, args, priority, attempt, max_attempts,
@@ -136,13 +136,15 @@ SELECT sqlstate_of($$SELECT awa.enqueue(repeat('q', 201), 'k')$$);
 SELECT sqlstate_of($$SELECT awa.enqueue('q', '')$$);
 SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', '[1, 2]')$$);
 SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', NULL)$$);
-SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', 10::smallint)$$);
-SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', (-1)::smallint)$$);
-SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', 0::smallint, 'infinity')$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', 10)$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', -1)$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', priority => 70000)$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', '{}', 0, 'infinity')$$);
 SELECT sqlstate_of($$SELECT awa.enqueue('q', 'k', max_attempts => 0)$$);
 SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '{"kind": "x"}')$$);
 SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '[{"kind": "x"}, {"args": {}}]')$$);
 SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '[{"kind": "x", "priority": 99}]')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.enqueue_batch('q', '[{"kind": "x", "priority": 70000}]')$$);
 SELECT sqlstate_of($$SELECT * FROM awa.claim('q', 0)$$);
 SELECT sqlstate_of($$SELECT * FROM awa.claim('q', 1000000)$$);
 SELECT sqlstate_of($$SELECT * FROM awa.claim('q', 1, '-1 s')$$);
@@ -153,7 +155,25 @@ SELECT sqlstate_of($$SELECT * FROM awa.queue_counts('')$$);
 SELECT count(*) AS jobs_in_q FROM awa.ready_entries WHERE queue = 'q';
 SELECT count(*) AS lanes_of_q FROM awa.queue_lanes WHERE queue = 'q';
 -- the error text names the problem and the hint says what is allowed
-SELECT awa.enqueue('q', 'k', '{}', 10::smallint);
+SELECT awa.enqueue('q', 'k', '{}', 10);
+SELECT awa.enqueue('q', 'k', '{}', priority => 70000);
+SELECT * FROM awa.enqueue_batch('q', '[{"kind": "x", "priority": 70000}]');
+
+-- arguments as a caller writes them: an integer priority by position or by name (or a
+-- smallint, as before 0.10), and an untyped literal for every parameter
+SELECT awa.enqueue('natural', 'a', '{}', 3) > 0 AS by_position,
+       awa.enqueue('natural', 'b', priority => 4) > 0 AS by_name,
+       awa.enqueue('natural', 'c', priority => 2::smallint) > 0 AS smallint,
+       awa.enqueue('natural', 'd', '{"x": 1}', '1', '2000-01-01 00:00+00', '3', 'key-d',
+                   '1 hour', '{available,running}') > 0 AS literals;
+SELECT awa.register_queue('natural-registered', 7);
+SELECT priority, count(*) FROM awa.queue_lanes WHERE queue = 'natural-registered'
+ GROUP BY priority;
+SELECT sqlstate_of($$SELECT awa.register_queue('natural-registered', 12)$$);
+SELECT kind, priority, max_attempts FROM awa.claim('natural', 10) ORDER BY priority, kind;
+SELECT count(*) AS smallint_forms FROM pg_proc
+ WHERE pronamespace = 'awa'::regnamespace AND proname IN ('enqueue', 'register_queue', 'schedule')
+   AND 'int2'::regtype = ANY (proargtypes::regtype[]);
 -- REPEATABLE READ is refused (a stale snapshot could name a reused slot)
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT awa.enqueue('q', 'k');

@@ -4,11 +4,11 @@
 
 CREATE ROLE awa_test_app LOGIN;
 GRANT USAGE ON SCHEMA awa TO awa_test_app;
-GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int, text, interval, text[]),
+GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, int, timestamptz, int, text, interval, text[]),
     awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval, interval),
     awa.complete(bigint, bigint), awa.complete_batch(bigint[], bigint[]),
     awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),
-    awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, smallint) TO awa_test_app;
+    awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, int) TO awa_test_app;
 
 SET ROLE awa_test_app;
 SELECT awa.enqueue('app', 'work') AS id;

@@ -15,7 +15,7 @@ LANGUAGE sql AS $$
 
 CREATE ROLE awa_test_tenant LOGIN;
 GRANT USAGE ON SCHEMA awa TO awa_test_tenant;
-GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int, text, interval, text[]),
+GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, int, timestamptz, int, text, interval, text[]),
     awa.claim(text, int, interval, interval), awa.complete(bigint, bigint),
     awa.heartbeat(bigint, bigint, jsonb), awa.fail(bigint, bigint, text, interval)
     TO awa_test_tenant;

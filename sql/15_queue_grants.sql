@@ -9,11 +9,11 @@ CREATE ROLE awa_qa_b;
 CREATE ROLE awa_qa_a_worker IN ROLE awa_qa_a;             -- inherits awa_qa_a
 CREATE ROLE awa_qa_a_noinherit NOINHERIT IN ROLE awa_qa_a; -- member, does not inherit
 GRANT USAGE ON SCHEMA awa TO awa_qa_a, awa_qa_b, awa_qa_a_worker, awa_qa_a_noinherit;
-GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int, text, interval, text[]),
+GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, int, timestamptz, int, text, interval, text[]),
     awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval, interval),
     awa.complete(bigint, bigint), awa.complete_batch(bigint[], bigint[]),
     awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),
-    awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, smallint),
+    awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, int),
     awa.pause_queue(text), awa.resume_queue(text)
     TO awa_qa_a, awa_qa_b, awa_qa_a_worker, awa_qa_a_noinherit;
 -- how many rows the hot paths have written, per queue (read as superuser)

@@ -106,9 +106,10 @@ $$;
 
 -- The validation of a job, in C (src/dataplane/checks.c; until 0.9 it was PL/pgSQL, with the same
 -- rules, messages, SQLSTATEs and hints in the same order): enqueue_batch checks each
--- job, and the PL/pgSQL check took a quarter of its time.
+-- job, and the PL/pgSQL check took a quarter of its time. The priority is an int since
+-- 0.10 (a caller's priority => 5 resolves; 0 to 9 are allowed), smallint before.
 CREATE OR REPLACE FUNCTION awa.check_job(p_queue text, p_kind text, p_args jsonb,
-                                         p_priority smallint, p_run_at timestamptz,
+                                         p_priority int, p_run_at timestamptz,
                                          p_max_attempts int)
 RETURNS void
 LANGUAGE C STABLE

@@ -3,7 +3,7 @@
 -- by hand. Internals carry none: a function without a comment is not for callers.
 
 -- the application API
-COMMENT ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int, text,
+COMMENT ON FUNCTION awa.enqueue(text, text, jsonb, int, timestamptz, int, text,
                                 interval, text[]) IS
 'enqueue one job (queue, kind, args, priority 0-9, run_at, max_attempts); returns its '
 'job id. Transactional: a rolled-back enqueue leaves no job; takes no lock. With '
@@ -33,7 +33,7 @@ COMMENT ON FUNCTION awa.cancel(bigint) IS
 'finished or unknown';
 COMMENT ON FUNCTION awa.queue_counts(text) IS
 'exact counts of a queue: available, scheduled, running, completed, failed';
-COMMENT ON FUNCTION awa.register_queue(text, smallint) IS
+COMMENT ON FUNCTION awa.register_queue(text, int) IS
 'register a (queue, priority) ahead of its first enqueue (never needed in 0.9: the '
 'first enqueue registers it without waiting)';
 COMMENT ON FUNCTION awa.claim_waiters() IS
@@ -128,7 +128,7 @@ COMMENT ON FUNCTION awa.cancel_queue(text, text) IS
 'returns how many: call again until 0';
 
 -- periodic jobs
-COMMENT ON FUNCTION awa.schedule(text, text, text, text, jsonb, text, smallint, int) IS
+COMMENT ON FUNCTION awa.schedule(text, text, text, text, jsonb, text, int, int) IS
 'create or replace a periodic job: a five-field cron expression in a time zone, and the '
 'job the worker enqueues at each fire time; returns the next fire time';
 COMMENT ON FUNCTION awa.unschedule(text) IS

@@ -1,7 +1,7 @@
 -- Registering a queue ahead of its first job (its lanes and its registration), with
 -- the enqueue privilege on it (api/queue_policy.sql).
 
-CREATE OR REPLACE FUNCTION awa.register_queue(queue text, priority smallint DEFAULT 0) RETURNS void
+CREATE OR REPLACE FUNCTION awa.register_queue(queue text, priority int DEFAULT 0) RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -9,6 +9,6 @@ BEGIN
     PERFORM awa.check_job(register_queue.queue, 'register', '{}', register_queue.priority,
                           now(), 1);
     PERFORM awa.require_queue_privilege(register_queue.queue, 'enqueue');
-    PERFORM awa.ensure_lanes(register_queue.queue, register_queue.priority);
+    PERFORM awa.ensure_lanes(register_queue.queue, register_queue.priority::smallint);
 END
 $$;

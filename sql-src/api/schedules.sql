@@ -300,7 +300,7 @@ $$;
 -- and last run; its next run is computed afresh from now.
 CREATE OR REPLACE FUNCTION awa.schedule(name text, cron text, queue text, kind text,
                                         args jsonb DEFAULT '{}', timezone text DEFAULT 'UTC',
-                                        priority smallint DEFAULT 0, max_attempts int DEFAULT 25)
+                                        priority int DEFAULT 0, max_attempts int DEFAULT 25)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

@@ -9,11 +9,12 @@ GRANT EXECUTE ON FUNCTION awa.semver_rank(text), awa.ring_authority_min_flip_ver
 
 -- The application API (SECURITY DEFINER, pinned search_path): grant it to a role with
 --   GRANT USAGE ON SCHEMA awa TO app;
---   GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, smallint, timestamptz, int),
+--   GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, int, timestamptz, int,
+--       text, interval, text[]),
 --       awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval, interval),
 --       awa.complete(bigint, bigint), awa.complete_batch(bigint[], bigint[]),
 --       awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),
---       awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, smallint),
+--       awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, int),
 --       awa.job(bigint) TO app;
 -- and the role can do nothing else here. The operators' functions (api/inspect.sql,
 -- api/replay.sql; SECURITY DEFINER too) go to an operator role only:

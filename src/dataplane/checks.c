@@ -20,6 +20,7 @@
 
 #include "access/detoast.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
@@ -114,7 +115,8 @@ check_args(Datum args, bool isnull)
 
 /*
  * check_job on (queue, kind, args, priority, run_at, max_attempts) given as
- * datums: what awa.check_job checks, for the C callers (enqueue, enqueue_batch).
+ * datums, the priority an int4 (awa_priority_arg): what awa.check_job checks,
+ * for the C callers (enqueue, enqueue_batch).
  */
 void
 awa_check_job_datums(const Datum *v, const bool *n)
@@ -122,12 +124,12 @@ awa_check_job_datums(const Datum *v, const bool *n)
 	awa_check_name("queue", n[0] ? NULL : DatumGetTextPP(v[0]));
 	awa_check_name("kind", n[1] ? NULL : DatumGetTextPP(v[1]));
 	check_args(v[2], n[2]);
-	if (n[3] || DatumGetInt16(v[3]) < 0 || DatumGetInt16(v[3]) > 9)
+	if (n[3] || DatumGetInt32(v[3]) < 0 || DatumGetInt32(v[3]) > 9)
 	{
 		char		num[16];
 
 		if (!n[3])
-			snprintf(num, sizeof(num), "%d", (int) DatumGetInt16(v[3]));
+			snprintf(num, sizeof(num), "%d", DatumGetInt32(v[3]));
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("priority %s is out of range", n[3] ? "NULL" : num),
@@ -151,7 +153,22 @@ awa_check_job_datums(const Datum *v, const bool *n)
 }
 
 /*
- * awa.check_job(queue text, kind text, args jsonb, priority smallint,
+ * The priority argument argno of a C API function as an int4 datum: 0.10
+ * declares it int (so a caller's priority => 5 resolves), 0.9 smallint, and
+ * the library serves both. NULL stays NULL (the caller reads the null flag).
+ */
+Datum
+awa_priority_arg(FunctionCallInfo fcinfo, int argno)
+{
+	if (argno >= PG_NARGS() || PG_ARGISNULL(argno))
+		return (Datum) 0;
+	if (get_fn_expr_argtype(fcinfo->flinfo, argno) == INT2OID)
+		return Int32GetDatum((int32) PG_GETARG_INT16(argno));
+	return Int32GetDatum(PG_GETARG_INT32(argno));
+}
+
+/*
+ * awa.check_job(queue text, kind text, args jsonb, priority int,
  *				 run_at timestamptz, max_attempts int) RETURNS void
  */
 Datum
@@ -166,6 +183,7 @@ awa_check_job(PG_FUNCTION_ARGS)
 		v[i] = PG_GETARG_DATUM(i);
 		n[i] = PG_ARGISNULL(i);
 	}
+	v[3] = awa_priority_arg(fcinfo, 3);
 	awa_check_job_datums(v, n);
 	PG_RETURN_VOID();
 }

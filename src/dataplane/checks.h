@@ -11,9 +11,12 @@
 #ifndef AWA_CHECKS_H
 #define AWA_CHECKS_H
 
+#include "fmgr.h"
+
 extern void awa_require_read_committed(void);
 extern void awa_check_name(const char *what, text *value);
 extern void awa_check_payload(const char *what, int64 bytes);
 extern void awa_check_job_datums(const Datum *v, const bool *n);
+extern Datum awa_priority_arg(FunctionCallInfo fcinfo, int argno);
 
 #endif							/* AWA_CHECKS_H */

@@ -315,7 +315,7 @@ new_job_datum(TupleDesc desc, const AwaNewJob *j)
 	values[1] = Int64GetDatum(j->job_id);
 	values[2] = j->kind;
 	values[3] = j->args;
-	values[4] = Int16GetDatum(j->priority);
+	values[4] = Int16GetDatum((int16) j->priority);
 	values[5] = TimestampTzGetDatum(j->run_at);
 	values[6] = Int32GetDatum(j->attempt);
 	values[7] = Int32GetDatum(j->max_attempts);
@@ -410,7 +410,7 @@ awa_next_job_id(void)
 }
 
 /*
- * awa.enqueue(queue text, kind text, args jsonb, priority smallint,
+ * awa.enqueue(queue text, kind text, args jsonb, priority int (0.9: smallint),
  *			   run_at timestamptz, max_attempts int, unique_key text,
  *			   unique_for interval, unique_states text[]) RETURNS bigint
  *
@@ -432,6 +432,7 @@ awa_enqueue(PG_FUNCTION_ARGS)
 		v[i] = i < PG_NARGS() ? PG_GETARG_DATUM(i) : (Datum) 0;
 		n[i] = i < PG_NARGS() ? PG_ARGISNULL(i) : true;
 	}
+	v[3] = awa_priority_arg(fcinfo, 3);
 	awa_check_job_datums(v, n);
 	awa_queue_require(PG_GETARG_TEXT_PP(0), AWA_QUEUE_ENQUEUE);
 	job.ord = 1;
@@ -446,7 +447,7 @@ awa_enqueue(PG_FUNCTION_ARGS)
 	}
 	job.kind = v[1];
 	job.args = v[2];
-	job.priority = DatumGetInt16(v[3]);
+	job.priority = DatumGetInt32(v[3]);
 	job.run_at = DatumGetTimestampTz(v[4]);
 	job.attempt = 1;
 	job.max_attempts = DatumGetInt32(v[5]);

@@ -20,7 +20,7 @@ typedef struct AwaNewJob
 	int64		job_id;
 	Datum		kind;
 	Datum		args;
-	int16		priority;
+	int32		priority;		/* checked: 0 to 9 */
 	TimestampTz run_at;
 	int32		attempt;
 	int32		max_attempts;

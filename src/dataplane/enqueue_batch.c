@@ -7,7 +7,7 @@
  * What the PL/pgSQL function of api/jobs.sql (kept by 0.7 and 0.8) does, in
  * the same order and with the same errors: the isolation level, the queue's
  * name, the array's shape and size; then each element read as the SQL did
- * (e->>'kind', coalesce(e->'args', '{}'), (e->>'priority')::smallint and so
+ * (e->>'kind', coalesce(e->'args', '{}'), (e->>'priority')::int and so
  * on: a key that is missing or JSON null takes its default, a value is cast
  * from its text, an element that is not an object has no keys) and given
  * the next job id, in input order; then awa.check_job on each, in input
@@ -101,7 +101,7 @@ read_element(JsonbValue *e, int32 ord, int64 job_id, AwaNewJob *j, bool *kind_nu
 	*kind_null = kind == NULL;
 	j->kind = kind ? CStringGetTextDatum(kind) : (Datum) 0;
 	j->args = element_args(e);
-	j->priority = prio ? DatumGetInt16(DirectFunctionCall1(int2in, CStringGetDatum(prio))) : 0;
+	j->priority = prio ? DatumGetInt32(DirectFunctionCall1(int4in, CStringGetDatum(prio))) : 0;
 	j->run_at = run_at
 		? DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in, CStringGetDatum(run_at),
 												  ObjectIdGetDatum(InvalidOid),
@@ -146,7 +146,7 @@ check_one(text *queue, AwaNewJob *j, bool kind_null)
 	v[1] = j->kind;
 	n[1] = kind_null;
 	v[2] = j->args;
-	v[3] = Int16GetDatum(j->priority);
+	v[3] = Int32GetDatum(j->priority);
 	v[4] = TimestampTzGetDatum(j->run_at);
 	v[5] = Int32GetDatum(j->max_attempts);
 	awa_check_job_datums(v, n);
