@@ -1,9 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * probes.h
- *	  The fixed shape of the 0.9 rings, and what the hot paths share of the
- *	  per-slot probes (probes.c): the ring cursor, slot arithmetic and checks,
- *	  the cancel tombstone of an entry.
+ *	  The fixed shape of the 0.9 rings, and what the hot paths and the 0.7/0.8
+ *	  probes (src/legacy/probes_08.c) share of the per-slot probes (probes.c):
+ *	  the ring cursor and the ring a cursor function is asked for, slot
+ *	  arithmetic and checks, the cancel tombstone of an entry, a row appended
+ *	  to a set-returning result.
  *
  * src/dataplane/probes.h
  *
@@ -11,6 +13,10 @@
  */
 #ifndef AWA_PROBES_H
 #define AWA_PROBES_H
+
+#include "access/attmap.h"
+#include "fmgr.h"
+#include "nodes/execnodes.h"
 
 #include "src/rel/scan.h"
 
@@ -28,5 +34,8 @@ extern int	awa_ring_slot(int64 slot, int64 back, int nslots);
 extern void awa_check_slots(int32 slot, int64 generation, int32 nslots);
 extern bool awa_tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id,
 						   int64 lane_seq);
+extern char *awa_ring_cursor_arg(FunctionCallInfo fcinfo);
+extern void awa_ring_cursor_put(ReturnSetInfo *rsinfo, Oid nsp, const char *ring);
+extern void awa_emit_row(ReturnSetInfo *rsinfo, TupleTableSlot *slot, AttrMap *map);
 
 #endif							/* AWA_PROBES_H */

@@ -14,6 +14,13 @@
  * without force; the SQL checks the gate again under its locks. The window
  * lives in this process only, so a new leader starts a new one.
  *
+ * Only a 0.7 database updated from 0.6 can still be at columns authority (a
+ * fresh 0.7 or later is seeded ledger, the update to 0.8 refuses columns, and
+ * the flip is one-way), so from 0.8 on the check only records "ledger". It is
+ * not in src/legacy/ because the worker runs it at every version and
+ * awa.maintenance_status shows its verdict: it goes at 1.0 as a change to the
+ * worker (docs/development.md, "Support window of old schema versions").
+ *
  * src/worker/autoflip.c
  *
  *-------------------------------------------------------------------------
