@@ -70,7 +70,7 @@ sub config_tables
 		   WHERE e.extname = 'awa_bgw'});
 }
 
-for my $db (qw(fresh07 up07 old06 fresh08 up08 fresh09 up09 up0609 fresh010 up010))
+for my $db (qw(fresh07 up07 old06 fresh08 up08 fresh09 up09 up0609 fresh010 up010 grants010))
 {
 	sql('postgres', "CREATE DATABASE $db");
 }
@@ -128,6 +128,26 @@ is(sql('fresh010', $mark_q), 'own 1 true', '... a fresh 0.10 records this cluste
 is(sql('up010', $mark_q), 'own 1 true', '... and so does the upgrade to 0.10');
 is(sql('up0609', "SELECT count(*) FROM awa.claim('q', 10)"), '3',
 	'... and the jobs queued under 0.6 are claimed under 0.9');
+
+# a DBA's grants on 0.9's smallint forms pass to 0.10's int forms, which replace them
+sql('grants010', "CREATE EXTENSION awa_bgw VERSION '0.9'");
+sql('grants010', q{CREATE ROLE t010_app LOGIN;
+  GRANT USAGE ON SCHEMA awa TO t010_app;
+  GRANT EXECUTE ON FUNCTION
+      awa.enqueue(text, text, jsonb, smallint, timestamptz, int, text, interval, text[]),
+      awa.register_queue(text, smallint) TO t010_app WITH GRANT OPTION});
+sql('grants010', "ALTER EXTENSION awa_bgw UPDATE TO '0.10'");
+is(sql('grants010', q{SELECT string_agg(p.oid::regprocedure || ' ' || a.is_grantable, ', '
+                                        ORDER BY p.oid::regprocedure::text)
+                         FROM pg_proc p, aclexplode(p.proacl) a
+                        WHERE p.pronamespace = 'awa'::regnamespace
+                          AND a.grantee = 't010_app'::regrole}),
+	'awa.enqueue(text,text,jsonb,integer,timestamp with time zone,integer,text,interval,text[]) true, '
+	  . 'awa.register_queue(text,integer) true',
+	'0.9 -> 0.10: a role granted the smallint forms holds the int forms, grant option and all');
+is(sql('grants010', q{SET ROLE t010_app;
+  SELECT awa.enqueue('g', 'k', priority => 5) > 0 AND awa.enqueue('g', 'k', '{}', 4::smallint) > 0}),
+	't', '... and enqueues with priority => 5, and with a smallint as before');
 
 # ---- 2. the worker across the upgrade ------------------------------------------------
 my $log_offset = -s $node->logfile;
