@@ -174,10 +174,46 @@ SELECT kind, priority, max_attempts FROM awa.claim('natural', 10) ORDER BY prior
 SELECT count(*) AS smallint_forms FROM pg_proc
  WHERE pronamespace = 'awa'::regnamespace AND proname IN ('enqueue', 'register_queue', 'schedule')
    AND 'int2'::regtype = ANY (proargtypes::regtype[]);
--- REPEATABLE READ is refused (a stale snapshot could name a reused slot)
+-- an enqueue works at every isolation level (docs/storage.md A.18): the entries go to the
+-- ring's current slot, whatever the transaction's snapshot says (specs/enqueue_isolation
+-- turns the ring under it), and are claimed after the commit
+SELECT awa.register_queue('iso');
 BEGIN ISOLATION LEVEL REPEATABLE READ;
-SELECT awa.enqueue('q', 'k');
+SELECT count(*) AS snapshot_taken FROM awa.queue_lanes WHERE queue = 'iso';
+SELECT awa.enqueue('iso', 'rr') > 0 AS rr_enqueued,
+       (SELECT count(*) FROM awa.enqueue_batch('iso', '[{"kind": "rr-batch"}, {"kind": "rr-later",
+                                                   "run_at": "2100-01-01"}]')) AS rr_batch;
+COMMIT;
+SELECT e.kind, e.ready_slot = c.slot AND e.ready_generation = c.generation AS in_current_slot
+  FROM awa.ready_entries e, awa.ring_cursor('queue') c WHERE e.queue = 'iso' ORDER BY e.kind;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT awa.enqueue('iso', 'ser') > 0 AS ser_enqueued;
+-- no predicate lock on the queue's tables: a serializable application's enqueue adds no
+-- edge that its own INSERT would not
+SELECT count(*) AS sireads_in_awa FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid = pg_backend_pid() AND l.mode = 'SIReadLock'
+   AND c.relnamespace = 'awa'::regnamespace;
+COMMIT;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT awa.enqueue('iso', 'rolled back') > 0 AS enqueued;
 ROLLBACK;
+SELECT kind, attempt FROM awa.claim('iso', 10) ORDER BY kind;
+SELECT * FROM awa.queue_counts('iso');
+-- a unique enqueue, and the first enqueue of a queue (its lanes' registration), need READ
+-- COMMITTED; so does a claim. Each refusal names the level and says what to do, and
+-- writes nothing
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT awa.enqueue('iso', 'u', unique_key => 'k');
+ROLLBACK;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT awa.enqueue('iso-new', 'k');
+ROLLBACK;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT sqlstate_of($$SELECT * FROM awa.claim('iso')$$);
+SELECT sqlstate_of($$SELECT awa.enqueue('iso', 'k', priority => 3)$$);
+SELECT pg_current_xact_id_if_assigned() IS NULL AS wrote_nothing;
+ROLLBACK;
+SELECT count(*) AS iso_new_lanes FROM awa.queue_lanes WHERE queue = 'iso-new';
 
 -- complete_batch finds receipts in any claim slot, ignores duplicates and unknown pairs
 SELECT awa.enqueue('batch', 'a') AS a, awa.enqueue('batch', 'b') AS b;

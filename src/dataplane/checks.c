@@ -33,6 +33,23 @@
 
 PG_FUNCTION_INFO_V1(awa_check_job);
 
+/* the transaction's isolation level, as SET TRANSACTION spells it */
+const char *
+awa_isolation_name(void)
+{
+	switch (XactIsoLevel)
+	{
+		case XACT_SERIALIZABLE:
+			return "SERIALIZABLE";
+		case XACT_REPEATABLE_READ:
+			return "REPEATABLE READ";
+		case XACT_READ_UNCOMMITTED:
+			return "READ UNCOMMITTED";
+		default:
+			return "READ COMMITTED";
+	}
+}
+
 /* awa.require_read_committed() */
 void
 awa_require_read_committed(void)
@@ -41,10 +58,28 @@ awa_require_read_committed(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("awa_bgw queue functions need READ COMMITTED, not %s",
-						XactIsoLevel == XACT_SERIALIZABLE ? "SERIALIZABLE" :
-						XactIsoLevel == XACT_REPEATABLE_READ ? "REPEATABLE READ" :
-						"READ UNCOMMITTED"),
+						awa_isolation_name()),
 				 errhint("Enqueue, claim and complete in a READ COMMITTED transaction.")));
+}
+
+/*
+ * An enqueue runs at every isolation level (docs/storage.md A.18); a unique
+ * one needs READ COMMITTED: it decides whether a job of its key stands in
+ * its way from a job's records read after the key's lock, which at REPEATABLE
+ * READ and SERIALIZABLE would be read with the transaction's older snapshot.
+ */
+void
+awa_require_enqueue_isolation(bool unique)
+{
+	if (unique && XactIsoLevel != XACT_READ_COMMITTED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a unique enqueue needs READ COMMITTED, not %s", awa_isolation_name()),
+				 errdetail("It decides whether a job of the same key stands in its way with "
+						   "a snapshot taken after the key's lock; this transaction keeps "
+						   "the snapshot it took first."),
+				 errhint("Enqueue unique jobs in a READ COMMITTED transaction; an enqueue "
+						 "without a unique key works at every isolation level.")));
 }
 
 /* awa.check_name(what, value): a text of 1 to 200 characters */

@@ -33,6 +33,8 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_func.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -44,6 +46,7 @@
 #include "utils/typcache.h"
 #include "utils/xid8.h"
 
+#include "src/compat.h"
 #include "src/dataplane/checks.h"
 #include "src/dataplane/enqueue.h"
 #include "src/dataplane/probes.h"
@@ -81,9 +84,12 @@ typedef struct Job
 	bool		nulls[NJOB];
 } Job;
 
-/* the lowest lane of (queue, priority, shard) visible now; 0: none */
+/*
+ * the lowest lane of (queue, priority, shard) visible now (to the statement's
+ * snapshot, or to a fresh read when fresh is not NULL); 0: none
+ */
 static int32
-producer_lane(Oid nsp, text *queue, int16 priority, int32 shard)
+producer_lane(Oid nsp, text *queue, int16 priority, int32 shard, const AwaFreshRead *fresh)
 {
 	static const char *const cols[] = {"queue", "priority", "shard"};
 	Relation	heap = awa_open_table(nsp, "queue_lanes", -1);
@@ -92,13 +98,16 @@ producer_lane(Oid nsp, text *queue, int16 priority, int32 shard)
 	ScanKeyData keys[3];
 	int32		lane = 0;
 
-	awa_child_scan_begin(&cs, heap, awa_open_index(heap, 3, cols), 3);
+	if (fresh != NULL)
+		awa_child_scan_begin_fresh(&cs, heap, awa_open_index(heap, 3, cols), 3, fresh);
+	else
+		awa_child_scan_begin(&cs, heap, awa_open_index(heap, 3, cols), 3);
 	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
 						   cs.index->rd_indcollation[0], F_TEXTEQ, PointerGetDatum(queue));
 	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum(priority));
 	ScanKeyInit(&keys[2], 3, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(shard));
 	index_rescan(cs.scan, keys, 3, NULL, 0);
-	while (index_getnext_slot(cs.scan, ForwardScanDirection, cs.slot))
+	while (awa_child_scan_next(&cs, ForwardScanDirection))
 	{
 		bool		isnull;
 		int32		l = awa_get_int32(cs.slot, a_lane, &isnull);
@@ -121,19 +130,48 @@ ensure_lanes(text *queue, int16 priority)
 	OidFunctionCall2(fn, PointerGetDatum(queue), Int16GetDatum(priority));
 }
 
-/* the producer's lane, registered first when there is none */
+/*
+ * the producer's lane, registered first when there is none. At REPEATABLE
+ * READ and SERIALIZABLE the lanes are a fresh read, and a (queue, priority)
+ * without lanes is refused: the registration (awa.ensure_lanes) decides on
+ * the max_queues bound with its statement's snapshot, which there is the
+ * transaction's (docs/storage.md A.18).
+ */
 static int32
 enqueue_lane(Oid nsp, text *queue, int16 priority)
 {
 	int32		shard = MyProcPid % AWA_LANE_SHARDS;
-	int32		lane = producer_lane(nsp, queue, priority, shard);
+	int32		lane;
 
+	if (!IsolationUsesXactSnapshot())
+		lane = producer_lane(nsp, queue, priority, shard, NULL);
+	else
+	{
+		AwaFreshRead fresh;
+
+		awa_fresh_read_begin(&fresh);
+		lane = producer_lane(nsp, queue, priority, shard, &fresh);
+		awa_fresh_read_end(&fresh);
+		if (lane == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("the first enqueue of queue \"%s\" at priority %d needs READ "
+							"COMMITTED, not %s", text_to_cstring(queue), priority,
+							awa_isolation_name()),
+					 errdetail("Registering a queue's lanes decides on awa_bgw.max_queues "
+							   "with a snapshot taken after its lock; this transaction "
+							   "keeps the snapshot it took first."),
+					 errhint("Register the queue once ahead of time: SELECT "
+							 "awa.register_queue('%s', %d); in a READ COMMITTED transaction.",
+							 text_to_cstring(queue), priority)));
+		return lane;
+	}
 	if (lane != 0)
 		return lane;
 	ensure_lanes(queue, priority);
 	CommandCounterIncrement();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	lane = producer_lane(nsp, queue, priority, shard);
+	lane = producer_lane(nsp, queue, priority, shard, NULL);
 	PopActiveSnapshot();
 	if (lane == 0)
 		elog(ERROR, "awa_bgw: no lane for the queue after registering it");
@@ -199,6 +237,85 @@ read_jobs(ArrayType *arr, int *njobs)
 	return jobs;
 }
 
+/* the queue ring's cursor, from the statement's snapshot or a fresh read */
+static void
+queue_cursor(Oid nsp, bool fresh_read, int32 *slot, int64 *gen)
+{
+	AwaFreshRead fresh;
+	bool		found;
+
+	if (fresh_read)
+		awa_fresh_read_begin(&fresh);
+	found = awa_ring_cursor_read_as(nsp, "queue", fresh_read ? &fresh : NULL, slot, gen);
+	if (fresh_read)
+		awa_fresh_read_end(&fresh);
+	if (!found)
+		elog(ERROR, "the queue ring has no cursor");
+	awa_check_slots(*slot, *gen, AWA_QUEUE_SLOTS);
+}
+
+/* whether this transaction holds a lock of mode on relation relid already */
+static bool
+holds_lock(Oid relid, LOCKMODE mode)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+	return awa_lock_held_by_me(&tag, mode);
+}
+
+/*
+ * The ready child of the queue ring's current slot (*slot at *gen), opened
+ * ROW EXCLUSIVE. At READ COMMITTED the cursor is read under the statement's
+ * snapshot, as before. At REPEATABLE READ and SERIALIZABLE the transaction's
+ * snapshot may be older than any number of rotations, so the cursor is a
+ * fresh read, and read again after the child's lock: once the two agree,
+ * the slot is current while we hold a lock its prune's ACCESS EXCLUSIVE
+ * waits for, so no prune empties it and no rotation reuses it before we
+ * commit (docs/storage.md A.18, E1-E2). A lock taken on a child that turned
+ * out stale is given back, unless the transaction held it already.
+ */
+static Relation
+current_ready_child(Oid nsp, int32 *slot, int64 *gen)
+{
+	int			tries;
+
+	if (!IsolationUsesXactSnapshot())
+	{
+		queue_cursor(nsp, false, slot, gen);
+		return awa_open_table_for(nsp, "ready_entries", *slot, RowExclusiveLock);
+	}
+	queue_cursor(nsp, true, slot, gen);
+	for (tries = 0;; tries++)
+	{
+		char		name[NAMEDATALEN];
+		Oid			relid;
+		bool		held;
+		Relation	child;
+		int32		again_slot;
+		int64		again_gen;
+
+		snprintf(name, sizeof(name), "ready_entries_%d", *slot);
+		relid = awa_relid(nsp, name);
+		held = OidIsValid(relid) && holds_lock(relid, RowExclusiveLock);
+		child = awa_open_table_for(nsp, "ready_entries", *slot, RowExclusiveLock);
+		queue_cursor(nsp, true, &again_slot, &again_gen);
+		if (again_slot == *slot && again_gen == *gen)
+			return child;
+		relid = RelationGetRelid(child);
+		table_close(child, NoLock);
+		if (!held)
+			UnlockRelationOid(relid, RowExclusiveLock);
+		if (tries >= 8)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("the queue ring turned under every try to enqueue"),
+					 errhint("Retry the transaction.")));
+		*slot = again_slot;
+		*gen = again_gen;
+	}
+}
+
 /* one ready entry per job into the child of the current queue slot */
 static int32
 insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int njobs)
@@ -224,10 +341,7 @@ insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int 
 
 	if (!OidIsValid(seq))
 		elog(ERROR, "awa.lane_seq does not exist");
-	if (!awa_ring_cursor_read(nsp, "queue", &slot, &gen))
-		elog(ERROR, "the queue ring has no cursor");
-	awa_check_slots(slot, gen, AWA_QUEUE_SLOTS);
-	child = awa_open_table_for(nsp, "ready_entries", slot, RowExclusiveLock);
+	child = current_ready_child(nsp, &slot, &gen);
 	desc = RelationGetDescr(child);
 	for (f = 0; f < (int) lengthof(fixed); f++)
 		at_fixed[f] = awa_column_number(child, fixed[f]);
@@ -426,12 +540,12 @@ awa_enqueue(PG_FUNCTION_ARGS)
 	AwaNewJob	job;
 	int			i;
 
-	awa_require_read_committed();
 	for (i = 0; i < 9; i++)
 	{
 		v[i] = i < PG_NARGS() ? PG_GETARG_DATUM(i) : (Datum) 0;
 		n[i] = i < PG_NARGS() ? PG_ARGISNULL(i) : true;
 	}
+	awa_require_enqueue_isolation(!n[6] || !n[7] || !n[8]);
 	v[3] = awa_priority_arg(fcinfo, 3);
 	awa_check_job_datums(v, n);
 	awa_queue_require(PG_GETARG_TEXT_PP(0), AWA_QUEUE_ENQUEUE);

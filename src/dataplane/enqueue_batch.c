@@ -164,7 +164,6 @@ awa_enqueue_batch(PG_FUNCTION_ARGS)
 	int			n;
 	int			i;
 
-	awa_require_read_committed();
 	awa_check_name("queue", PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0));
 	queue = PG_GETARG_TEXT_PP(0);
 	awa_queue_require(queue, AWA_QUEUE_ENQUEUE);

@@ -117,11 +117,18 @@ awa_ring_slot(int64 slot, int64 back, int nslots)
 
 /*
  * The ring's cursor from its rotation ledger: the newest row (by the ledger
- * table's primary key, read backwards) visible to the active snapshot. False
- * when the ledger is empty.
+ * table's primary key, read backwards) visible to the active snapshot, or
+ * to a fresh read when fresh is not NULL. False when the ledger is empty.
  */
 bool
 awa_ring_cursor_read(Oid nsp, const char *ring, int32 *slot, int64 *generation)
+{
+	return awa_ring_cursor_read_as(nsp, ring, NULL, slot, generation);
+}
+
+bool
+awa_ring_cursor_read_as(Oid nsp, const char *ring, const AwaFreshRead *fresh,
+						int32 *slot, int64 *generation)
 {
 	static const char *const cols[] = {"generation"};
 	char		name[NAMEDATALEN];
@@ -131,9 +138,12 @@ awa_ring_cursor_read(Oid nsp, const char *ring, int32 *slot, int64 *generation)
 
 	snprintf(name, sizeof(name), "%s_ring_rotations", ring);
 	rel = awa_open_table(nsp, name, -1);
-	awa_child_scan_begin(&cs, rel, awa_open_index(rel, 1, cols), 0);
+	if (fresh != NULL)
+		awa_child_scan_begin_fresh(&cs, rel, awa_open_index(rel, 1, cols), 0, fresh);
+	else
+		awa_child_scan_begin(&cs, rel, awa_open_index(rel, 1, cols), 0);
 	index_rescan(cs.scan, NULL, 0, NULL, 0);
-	found = index_getnext_slot(cs.scan, BackwardScanDirection, cs.slot);
+	found = awa_child_scan_next(&cs, BackwardScanDirection);
 	if (found)
 	{
 		bool		isnull;

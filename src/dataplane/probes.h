@@ -30,6 +30,8 @@
 #define AWA_CLAIM_SLOTS		8
 
 extern bool awa_ring_cursor_read(Oid nsp, const char *ring, int32 *slot, int64 *generation);
+extern bool awa_ring_cursor_read_as(Oid nsp, const char *ring, const AwaFreshRead *fresh,
+									int32 *slot, int64 *generation);
 extern int	awa_ring_slot(int64 slot, int64 back, int nslots);
 extern void awa_check_slots(int32 slot, int64 generation, int32 nslots);
 extern bool awa_tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id,

@@ -35,6 +35,7 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -126,19 +127,21 @@ policy_cache(void)
 }
 
 /*
- * The rows of one policy table for the queue, read with a snapshot taken
- * after the table's lock (so after the invalidations that lock read). NIL
- * when the table does not exist (an older schema: no policy).
+ * The rows of one policy table for the queue, a fresh read after the table's
+ * lock (so after the invalidations that lock read): at SERIALIZABLE it takes
+ * no predicate lock, so an operator's grant or pause in a serializable
+ * transaction adds no edge to an enqueuer's (src/rel/scan.h). NIL when the
+ * table does not exist (an older schema: no policy).
  */
 static List *
 policy_rows(const char *table, const char *queue, TupleDesc *desc, Oid *owner, Oid *relid)
 {
 	Oid			oid = awa_relid(awa_namespace(), table);
 	Relation	rel;
-	Snapshot	snap;
+	AwaFreshRead fresh;
 	TableScanDesc scan;
+	TupleTableSlot *slot;
 	ScanKeyData key;
-	HeapTuple	tup;
 	List	   *rows = NIL;
 
 	*relid = oid;
@@ -149,12 +152,15 @@ policy_rows(const char *table, const char *queue, TupleDesc *desc, Oid *owner, O
 	*desc = CreateTupleDescCopy(RelationGetDescr(rel));
 	ScanKeyInit(&key, awa_column_number(rel, "queue"), BTEqualStrategyNumber, F_TEXTEQ,
 				CStringGetTextDatum(queue));
-	snap = RegisterSnapshot(GetLatestSnapshot());
-	scan = table_beginscan(rel, snap, 1, &key);
-	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
-		rows = lappend(rows, heap_copytuple(tup));
+	awa_fresh_read_begin(&fresh);
+	scan = table_beginscan(rel, fresh.snapshot, 1, &key);
+	slot = table_slot_create(rel, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		if (awa_fresh_row_visible(&fresh, rel, slot))
+			rows = lappend(rows, ExecCopySlotHeapTuple(slot));
+	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
-	UnregisterSnapshot(snap);
+	awa_fresh_read_end(&fresh);
 	table_close(rel, NoLock);
 	return rows;
 }

@@ -28,9 +28,13 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -38,8 +42,10 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "src/dataplane/checks.h"
 #include "src/dataplane/xidspace.h"
 #include "src/rel/relcache.h"
+#include "src/rel/scan.h"
 
 PG_FUNCTION_INFO_V1(awa_cluster_system_identifier);
 PG_FUNCTION_INFO_V1(awa_xid_space_changed);
@@ -100,11 +106,53 @@ query_text(const char *sql)
 }
 
 /*
+ * The state of the xid space as a fresh read of the marks sees it (own,
+ * moved, or unmarked for no mark at all), after the refusal of a logical
+ * subscription (which reads catalogs only): what awa.xid_space_state() says
+ * but for telling fresh from unmarked, with no predicate lock at SERIALIZABLE
+ * (src/rel/scan.h).
+ */
+static char *
+fresh_state(void)
+{
+	Relation	rel = table_open(space_relid, AccessShareLock);
+	AttrNumber	a_id = awa_column_number(rel, "system_identifier");
+	int64		ours = (int64) GetSystemIdentifier();
+	AwaFreshRead fresh;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	char	   *state = "unmarked";
+
+	(void) query_text("SELECT awa.refuse_subscribed_tables()::text");
+	awa_fresh_read_begin(&fresh);
+	scan = table_beginscan(rel, fresh.snapshot, 0, NULL);
+	slot = table_slot_create(rel, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		bool		isnull;
+
+		if (!awa_fresh_row_visible(&fresh, rel, slot))
+			continue;
+		if (awa_get_int64(slot, a_id, &isnull) != ours)
+		{
+			state = "moved";
+			break;
+		}
+		state = "own";
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	awa_fresh_read_end(&fresh);
+	table_close(rel, NoLock);
+	return state;
+}
+
+/*
  * The state of the xid space as sql says it: awa.xid_space_state() (own,
  * fresh, moved, unmarked), or awa.adopt_xid_space(...), which adopts it
- * first (own, adopted, rebased; restoring for the worker). Returns "own"
- * without a query while the backend's verdict stands, and when the install
- * predates the mark.
+ * first (own, adopted, rebased; restoring for the worker); with sql NULL, as
+ * a fresh read sees it (fresh_state). Returns "own" without a query while
+ * the backend's verdict stands, and when the install predates the mark.
  */
 static const char *
 space_state(const char *sql)
@@ -126,7 +174,7 @@ space_state(const char *sql)
 	if (!OidIsValid(space_relid))
 		return "own";
 	invals = space_invals;
-	state = query_text(sql);
+	state = sql != NULL ? query_text(sql) : fresh_state();
 	if (strcmp(state, "adopted") == 0 || strcmp(state, "rebased") == 0)
 		state = "own";
 	if (strcmp(state, "own") == 0 && invals == space_invals)
@@ -142,7 +190,32 @@ space_state(const char *sql)
 void
 awa_xid_space_adopt(void)
 {
-	(void) space_state("SELECT awa.adopt_xid_space()");
+	const char *state;
+
+	if (!IsolationUsesXactSnapshot())
+	{
+		(void) space_state("SELECT awa.adopt_xid_space()");
+		return;
+	}
+
+	/*
+	 * At REPEATABLE READ and SERIALIZABLE the state is only read, fresh:
+	 * adopting rewrites rows and must see every commit made before its locks,
+	 * so any state but own is refused.
+	 */
+	state = space_state(NULL);
+	if (strcmp(state, "own") == 0)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("the jobs of database \"%s\" are not yet this cluster's, and adopting "
+					"them needs READ COMMITTED, not %s", get_database_name(MyDatabaseId),
+					awa_isolation_name()),
+			 errdetail("Their xid space is %s (docs/storage.md A.17); adopting them rewrites "
+					   "rows and must see every commit made before its locks.", state),
+			 errhint("Run SELECT awa.adopt_xid_space(); in a READ COMMITTED transaction "
+					 "(a READ COMMITTED enqueue or claim, or the worker, also does it), "
+					 "then retry.")));
 }
 
 /*

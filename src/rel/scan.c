@@ -8,7 +8,9 @@
  * The scans are direct (index_beginscan under the active snapshot, no SPI,
  * no planning); the caller opens the heap and its index (src/rel/relcache.c)
  * and the scan closes them, keeping their locks to the end of the
- * transaction, as the executor does.
+ * transaction, as the executor does. A fresh read (AwaFreshRead) scans what
+ * the shared state holds now instead, at every isolation level, without a
+ * predicate lock (docs/storage.md A.18).
  *
  * src/rel/scan.c
  *
@@ -19,9 +21,11 @@
 #include "access/genam.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "executor/tuptable.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/snapshot.h"
 
 #include "src/compat.h"
 #include "src/rel/scan.h"
@@ -55,6 +59,74 @@ awa_child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys)
 	cs->index = index;
 	cs->scan = awa_index_beginscan(heap, index, GetActiveSnapshot(), nkeys);
 	cs->slot = table_slot_create(heap, NULL);
+	cs->filter = NULL;
+}
+
+/* The same, as a fresh read (awa_fresh_read_begin) rather than the statement's. */
+void
+awa_child_scan_begin_fresh(ChildScan *cs, Relation heap, Relation index, int nkeys,
+						   const AwaFreshRead *fresh)
+{
+	cs->heap = heap;
+	cs->index = index;
+	cs->scan = awa_index_beginscan(heap, index, fresh->snapshot, nkeys);
+	cs->slot = table_slot_create(heap, NULL);
+	cs->filter = fresh->filter;
+}
+
+/*
+ * The scan's next row (into cs->slot) in direction dir, skipping what the
+ * filter of a fresh read does not see: under SnapshotAny the index returns
+ * every version of a row (each member of a HOT chain in turn), and the one
+ * the snapshot of now sees is kept.
+ */
+bool
+awa_child_scan_next(ChildScan *cs, ScanDirection dir)
+{
+	while (index_getnext_slot(cs->scan, dir, cs->slot))
+	{
+		if (cs->filter == NULL ||
+			table_tuple_satisfies_snapshot(cs->heap, cs->slot, cs->filter))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Begins a fresh read: a snapshot of now, taken after whatever locks the
+ * caller holds (a row committed before them is seen). At SERIALIZABLE the
+ * scans get SnapshotAny, which PostgreSQL never predicate-locks (predicate.c,
+ * SerializationNeededForRead: only MVCC snapshots), and the snapshot of now
+ * as their filter (table_tuple_satisfies_snapshot takes no predicate lock
+ * either). The snapshot stays registered until awa_fresh_read_end.
+ */
+void
+awa_fresh_read_begin(AwaFreshRead *fresh)
+{
+	fresh->registered = RegisterSnapshot(GetLatestSnapshot());
+	if (IsolationIsSerializable())
+	{
+		fresh->snapshot = SnapshotAny;
+		fresh->filter = fresh->registered;
+	}
+	else
+	{
+		fresh->snapshot = fresh->registered;
+		fresh->filter = NULL;
+	}
+}
+
+void
+awa_fresh_read_end(AwaFreshRead *fresh)
+{
+	UnregisterSnapshot(fresh->registered);
+}
+
+/* Whether a row a fresh read's scan returned (into slot) is seen now. */
+bool
+awa_fresh_row_visible(const AwaFreshRead *fresh, Relation rel, TupleTableSlot *slot)
+{
+	return fresh->filter == NULL || table_tuple_satisfies_snapshot(rel, slot, fresh->filter);
 }
 
 /* ends the scan; the locks stay to the end of the transaction */

@@ -14,6 +14,23 @@
 #include "access/genam.h"
 #include "executor/tuptable.h"
 #include "utils/relcache.h"
+#include "utils/snapshot.h"
+
+/*
+ * A fresh read (docs/storage.md A.18): what the queue's shared state holds
+ * now, whatever the transaction's isolation level. At REPEATABLE READ the
+ * scans take a snapshot of now; at SERIALIZABLE they scan with SnapshotAny
+ * and keep the rows that snapshot of now sees (filter), so that the read
+ * takes no predicate lock and adds no edge to the caller's serializable
+ * graph. At READ COMMITTED the callers read under their statement's snapshot,
+ * as before.
+ */
+typedef struct AwaFreshRead
+{
+	Snapshot	snapshot;		/* what the scans are given */
+	Snapshot	filter;			/* SERIALIZABLE: what a row must satisfy */
+	Snapshot	registered;		/* the snapshot of now, registered */
+} AwaFreshRead;
 
 /* one index scan on one ring child */
 typedef struct ChildScan
@@ -22,11 +39,19 @@ typedef struct ChildScan
 	Relation	index;
 	IndexScanDesc scan;
 	TupleTableSlot *slot;
+	Snapshot	filter;			/* NULL, or what a row must satisfy */
 } ChildScan;
 
 extern AttrNumber awa_column_number(Relation rel, const char *name);
 extern void awa_child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys);
+extern void awa_child_scan_begin_fresh(ChildScan *cs, Relation heap, Relation index,
+									   int nkeys, const AwaFreshRead *fresh);
+extern bool awa_child_scan_next(ChildScan *cs, ScanDirection dir);
 extern void awa_child_scan_end(ChildScan *cs);
+extern void awa_fresh_read_begin(AwaFreshRead *fresh);
+extern void awa_fresh_read_end(AwaFreshRead *fresh);
+extern bool awa_fresh_row_visible(const AwaFreshRead *fresh, Relation rel,
+								  TupleTableSlot *slot);
 extern int64 awa_get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull);
 extern int32 awa_get_int32(TupleTableSlot *slot, AttrNumber att, bool *isnull);
 
