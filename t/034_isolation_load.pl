@@ -1,0 +1,120 @@
+# Copyright: the awa_bgw authors.
+#
+# Enqueue at REPEATABLE READ and SERIALIZABLE under load (docs/storage.md A.18), with the
+# worker turning and pruning every ring every 200 ms: 4 serializable producers (each reads
+# and writes an application table of its own, then enqueues, in one transaction), 4
+# repeatable-read producers enqueueing batches (some roll back), each holding its snapshot
+# for up to 300 ms before the enqueue, so that the ring turns under many of them; 4 READ
+# COMMITTED consumers. No producer transaction fails with a serialization error (pgbench
+# counts them; a control run with a write skew on a shared table shows that it does);
+# every committed enqueue is completed exactly once and no rolled-back one is claimed.
+
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use FindBin;
+use lib $FindBin::RealBin;
+use AwaNode;
+use Test::More;
+
+my $node = AwaNode->create('isoload', qq{
+awa_bgw.queue_rotate_interval = '200ms'
+awa_bgw.lease_rotate_interval = '200ms'
+awa_bgw.claim_rotate_interval = '200ms'
+awa_bgw.promote_interval = '100ms'
+max_connections = 50
+max_pred_locks_per_transaction = 128
+});
+$node->start;
+$node->create_extension_and_lead;
+load_bench();
+sql(join "\n", map { "CREATE TABLE bench.app_ser_$_ (n int); CREATE TABLE bench.app_rr_$_ (n int);" } 0 .. 3);
+sql('CREATE TABLE bench.app_shared (n int)');
+
+# the scripts: the first statement takes the transaction's snapshot
+my %scripts = (
+	ser => q{\set d random(0, 300)
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT count(*) FROM bench.app_ser_:client_id;
+SELECT pg_sleep(:d / 1000.0);
+INSERT INTO bench.app_ser_:client_id VALUES (1);
+SELECT bench.produce(1);
+COMMIT;
+},
+	rr_batch => q{\set d random(0, 300)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) FROM bench.app_rr_:client_id;
+SELECT pg_sleep(:d / 1000.0);
+INSERT INTO bench.app_rr_:client_id VALUES (1);
+SELECT bench.produce(8);
+COMMIT;
+},
+	rr_rollback => q{BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) FROM bench.app_rr_:client_id;
+SELECT bench.produce(1);
+ROLLBACK;
+},
+	# the control: every client reads and writes one shared table (a write skew)
+	skew => q{BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT count(*) FROM bench.app_shared;
+SELECT pg_sleep(0.01);
+INSERT INTO bench.app_shared VALUES (1);
+COMMIT;
+},
+);
+my %file;
+for my $name (keys %scripts)
+{
+	$file{$name} = $node->basedir . "/iso_$name.sql";
+	open my $fh, '>', $file{$name} or die $!;
+	print $fh $scripts{$name};
+	close $fh;
+}
+
+# pgbench's count of failed transactions (serialization failures, with --max-tries 1)
+sub failed
+{
+	my ($out) = @_;
+	return $out =~ /number of failed transactions: (\d+)/ ? $1 : 'none reported';
+}
+
+# the control first: the count is read, and a write skew does fail
+my $control = start_load(8, skew => [ 4, '--max-tries=1', '-f', $file{skew} ]);
+finish_load($control);
+cmp_ok(failed($control->{skew}{out}), '>', 0,
+	'control: serializable transactions with a write skew on a shared table fail, counted');
+
+my $gen0 = sql('SELECT max(generation) FROM awa.queue_ring_rotations');
+my $load = start_load(30,
+	ser => [ 4, '--max-tries=1', '-f', $file{ser} ],
+	rr => [ 4, '--max-tries=1', '-f', "$file{rr_batch}\@3", '-f', "$file{rr_rollback}\@1" ],
+	consumers => [ 4, '-f', 'bench/consumer.sql@2', '-f', 'bench/consumer_wait.sql@1' ]);
+finish_load($load);
+note($load->{$_}{out}) for sort keys %$load;
+is(failed($load->{ser}{out}), 0, 'no serializable producer failed');
+is(failed($load->{rr}{out}), 0, 'no repeatable-read producer failed');
+cmp_ok(sql('SELECT max(generation) FROM awa.queue_ring_rotations') - $gen0, '>', 20,
+	'the queue ring turned under the producers');
+
+ok(drain_bench(300), 'the queue drained');
+my $enqueued = sql('SELECT count(*) FROM bench.enqueued');
+cmp_ok($enqueued, '>', 200, "the producers enqueued $enqueued jobs");
+my $app_rows = sql('SELECT ' . join(' + ', map { "(SELECT count(*) FROM bench.app_ser_$_) + 8 * (SELECT count(*) FROM bench.app_rr_$_)" } 0 .. 3));
+is($enqueued, $app_rows,
+	'the jobs are exactly those of the committed transactions (one per serializable one, 8 per batch)');
+is(sql('SELECT count(*) FROM bench.enqueued e WHERE NOT EXISTS (SELECT 1 FROM bench.completed c WHERE c.job_id = e.job_id)'),
+	'0', 'every committed enqueue was completed');
+is(sql('SELECT count(*) - count(DISTINCT job_id) FROM bench.completed'),
+	'0', 'no job was completed twice');
+is(sql('SELECT count(*) - count(DISTINCT job_id) FROM bench.claimed'),
+	'0', 'no job was claimed twice');
+is(sql('SELECT count(*) FROM bench.claimed c WHERE NOT EXISTS (SELECT 1 FROM bench.enqueued e WHERE e.job_id = c.job_id)'),
+	'0', 'no rolled-back enqueue was ever claimed');
+is(sql(q{SELECT completed, failed FROM awa.queue_counts('bench')}), "$enqueued|0",
+	'queue_counts matches the completions exactly');
+my ($errors, $last_error) = split /\|/, status("errors, coalesce(last_error, '')");
+is($errors, '0', "no maintenance step failed $last_error");
+
+$node->stop;
+done_testing();
