@@ -8,17 +8,23 @@
 -- SET clause would cost a GUC save and restore on every call (and keep a SQL function
 -- from being inlined).
 
--- The ring-writing functions read the ring cursor and need a snapshot that sees the
--- current one: a REPEATABLE READ snapshot could name a slot that has been reused.
+-- The functions that decide on the queue's shared state with a snapshot taken after
+-- their locks (cancel, replay, the maintenance steps) need READ COMMITTED: at REPEATABLE
+-- READ and SERIALIZABLE that snapshot would be the transaction's first. An enqueue runs
+-- at every level (docs/storage.md A.18).
 CREATE OR REPLACE FUNCTION awa.require_read_committed() RETURNS void
 LANGUAGE plpgsql STABLE
 AS $$
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'awa_bgw queue functions need READ COMMITTED, not %',
+        RAISE EXCEPTION 'awa_bgw: this function needs READ COMMITTED, not %',
                         upper(current_setting('transaction_isolation'))
             USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Enqueue, claim and complete in a READ COMMITTED transaction.';
+                  DETAIL = 'It decides with a snapshot taken after its locks; this '
+                           'transaction keeps the snapshot it took first.',
+                  HINT = 'Run it in a READ COMMITTED transaction of its own; awa.enqueue '
+                         'and awa.enqueue_batch also run inside REPEATABLE READ and '
+                         'SERIALIZABLE transactions.';
     END IF;
 END
 $$;

@@ -132,7 +132,7 @@ awa_fail(PG_FUNCTION_ARGS)
 	AwaReceipt	r;
 	bool		open;
 
-	awa_require_read_committed();
+	awa_require_read_committed("awa.fail");
 	if (retry_in != NULL &&
 		DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(retry_in),
 										  IntervalPGetDatum(&zero))) < 0)
@@ -171,7 +171,7 @@ awa_heartbeat(PG_FUNCTION_ARGS)
 	int64		gen;
 	Relation	rel;
 
-	awa_require_read_committed();
+	awa_require_read_committed("awa.heartbeat");
 	if (!PG_ARGISNULL(2))
 		awa_check_payload("heartbeat progress", (int64) toast_datum_size(PG_GETARG_DATUM(2)));
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))

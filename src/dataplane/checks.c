@@ -50,16 +50,24 @@ awa_isolation_name(void)
 	}
 }
 
-/* awa.require_read_committed() */
+/*
+ * The refusal of a function that needs READ COMMITTED (fn, as a caller
+ * writes it): a claim, a completion, a heartbeat or a failure decides on
+ * the queue's shared state with a snapshot taken after its locks, which at
+ * REPEATABLE READ and SERIALIZABLE is the transaction's first.
+ */
 void
-awa_require_read_committed(void)
+awa_require_read_committed(const char *fn)
 {
 	if (XactIsoLevel != XACT_READ_COMMITTED)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("awa_bgw queue functions need READ COMMITTED, not %s",
-						awa_isolation_name()),
-				 errhint("Enqueue, claim and complete in a READ COMMITTED transaction.")));
+				 errmsg("%s needs READ COMMITTED, not %s", fn, awa_isolation_name()),
+				 errdetail("It decides with a snapshot taken after its locks; this "
+						   "transaction keeps the snapshot it took first."),
+				 errhint("Run it in a READ COMMITTED transaction of its own and commit "
+						 "before the work; awa.enqueue and awa.enqueue_batch also run "
+						 "inside REPEATABLE READ and SERIALIZABLE transactions.")));
 }
 
 /*

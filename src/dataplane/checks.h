@@ -14,7 +14,7 @@
 #include "fmgr.h"
 
 extern const char *awa_isolation_name(void);
-extern void awa_require_read_committed(void);
+extern void awa_require_read_committed(const char *fn);
 extern void awa_require_enqueue_isolation(bool unique);
 extern void awa_check_name(const char *what, text *value);
 extern void awa_check_payload(const char *what, int64 bytes);

@@ -405,7 +405,7 @@ awa_claim_now(PG_FUNCTION_ARGS)
 	int			end;
 	MemoryContext lane_cxt;
 
-	awa_require_read_committed();
+	awa_require_read_committed("awa.claim");
 	check_claim(fcinfo);
 	awa_xid_space_adopt();
 	InitMaterializedSRF(fcinfo, 0);

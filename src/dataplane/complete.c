@@ -340,7 +340,7 @@ awa_complete(PG_FUNCTION_ARGS)
 	AwaReceipt	r;
 	bool		open;
 
-	awa_require_read_committed();
+	awa_require_read_committed("awa.complete");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_BOOL(false);
 	open = awa_lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r);
@@ -437,7 +437,7 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 	int			i;
 	Oid			nsp;
 
-	awa_require_read_committed();
+	awa_require_read_committed("awa.complete_batch");
 	if (PG_ARGISNULL(0) != PG_ARGISNULL(1) ||
 		(!PG_ARGISNULL(0) &&
 		 (ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(0)), ARR_DIMS(PG_GETARG_ARRAYTYPE_P(0))) !=

@@ -496,7 +496,7 @@ waitable_statement(FunctionCallInfo fcinfo)
 {
 	QueryDesc  *qd = ActivePortal != NULL ? ActivePortal->queryDesc : NULL;
 
-	awa_require_read_committed();
+	awa_require_read_committed("awa.claim");
 	if (qd == NULL || qd->estate == NULL || qd->snapshot == NULL ||
 		qd->estate->es_snapshot != qd->snapshot || !ActiveSnapshotSet() ||
 		GetActiveSnapshot() != qd->snapshot ||
