@@ -199,21 +199,30 @@ SELECT awa.enqueue('iso', 'rolled back') > 0 AS enqueued;
 ROLLBACK;
 SELECT kind, attempt FROM awa.claim('iso', 10) ORDER BY kind;
 SELECT * FROM awa.queue_counts('iso');
--- a unique enqueue, and the first enqueue of a queue (its lanes' registration), need READ
--- COMMITTED; so does a claim. Each refusal names the level and says what to do, and
--- writes nothing
+-- the first enqueue of a queue, or of a new priority, registers its lanes at every level
+-- too, with no predicate lock; and awa.register_queue
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT awa.enqueue('iso-new', 'k') > 0 AS new_queue, awa.enqueue('iso', 'k', priority => 3) > 0 AS new_priority;
+SELECT count(*) AS sireads_in_awa FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid = pg_backend_pid() AND l.mode = 'SIReadLock'
+   AND c.relnamespace = 'awa'::regnamespace;
+COMMIT;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT awa.register_queue('iso-registered', 2);
+COMMIT;
+SELECT queue, priority, count(*) AS lanes FROM awa.queue_lanes
+ WHERE queue IN ('iso', 'iso-new', 'iso-registered') GROUP BY queue, priority ORDER BY 1, 2;
+SELECT kind, priority FROM awa.claim('iso-new') UNION ALL
+SELECT kind, priority FROM awa.claim('iso', 10);
+-- a unique enqueue needs READ COMMITTED, and so does a claim: each refusal names the level
+-- and says what to do, and writes nothing
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT awa.enqueue('iso', 'u', unique_key => 'k');
 ROLLBACK;
-BEGIN ISOLATION LEVEL SERIALIZABLE;
-SELECT awa.enqueue('iso-new', 'k');
-ROLLBACK;
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT sqlstate_of($$SELECT * FROM awa.claim('iso')$$);
-SELECT sqlstate_of($$SELECT awa.enqueue('iso', 'k', priority => 3)$$);
 SELECT pg_current_xact_id_if_assigned() IS NULL AS wrote_nothing;
 ROLLBACK;
-SELECT count(*) AS iso_new_lanes FROM awa.queue_lanes WHERE queue = 'iso-new';
 
 -- complete_batch finds receipts in any claim slot, ignores duplicates and unknown pairs
 SELECT awa.enqueue('batch', 'a') AS a, awa.enqueue('batch', 'b') AS b;

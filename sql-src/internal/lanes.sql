@@ -12,39 +12,20 @@ CREATE OR REPLACE FUNCTION awa.reserve_queue_registration() RETURNS int
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_reserve_queue_registration';
 
--- Registers the shards of (queue, priority) that this transaction does not see yet (all
--- of them for a new queue or priority; shards 4-7 for a queue registered under 0.8,
--- which had four); SECURITY DEFINER so that an application role needs no INSERT on the
--- registry. No lock and no unique key: a concurrent first producer never waits for this
--- one (both may register; claimers read every lane, producers the lowest of their
--- shard). A new queue beyond awa_bgw.max_queues is refused (54000): the registration
--- reserves its place first, then counts the queues it sees in a later statement plus
--- the registrations of other transactions in flight, so the limit is never overshot
--- (docs/storage.md A.5).
+-- Registers the shards of (queue, priority) that are not registered yet (all of them for
+-- a new queue or priority; shards 4-7 for a queue registered under 0.8, which had four);
+-- SECURITY DEFINER so that an application role needs no INSERT on the registry. No lock
+-- and no unique key: a concurrent first producer never waits for this one (both may
+-- register; claimers read every lane, producers the lowest of their shard). A new queue
+-- beyond awa_bgw.max_queues is refused (54000): the registration reserves its place
+-- first, then counts the queues with a snapshot taken after it, plus the registrations
+-- of other transactions in flight, so the limit is never overshot (docs/storage.md
+-- A.5). In C since 0.10 (src/dataplane/lanes.c), with fresh reads, so that it holds at
+-- every isolation level (A.18); the first enqueue of a (queue, priority) does the same.
 CREATE OR REPLACE FUNCTION awa.ensure_lanes(p_queue text, p_priority smallint) RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER
+LANGUAGE C SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    v_others int;
-BEGIN
-    IF NOT EXISTS (SELECT 1 FROM awa.queue_lanes WHERE queue = p_queue) THEN
-        v_others := greatest(awa.reserve_queue_registration(), 0);
-    END IF;
-    IF v_others IS NOT NULL
-       AND (SELECT count(DISTINCT queue) FROM awa.queue_lanes) + v_others >= awa.max_queues() THEN
-        RAISE EXCEPTION 'too many queues: awa_bgw.max_queues is %', awa.max_queues()
-            USING ERRCODE = 'program_limit_exceeded',
-                  HINT = 'Reuse an existing queue, or raise awa_bgw.max_queues in the server '
-                         'configuration.';
-    END IF;
-    INSERT INTO awa.queue_lanes (lane_id, queue, priority, shard)
-    SELECT nextval('awa.queue_lane_id_seq'), p_queue, p_priority, s
-      FROM generate_series(0, awa.lane_shards() - 1) s
-     WHERE NOT EXISTS (SELECT 1 FROM awa.queue_lanes l WHERE l.queue = p_queue
-                          AND l.priority = p_priority AND l.shard = s);
-END
-$$;
+AS 'MODULE_PATHNAME', 'awa_ensure_lanes';
 
 -- The lane a producer writes into: its backend's shard of (queue, priority), the lowest
 -- lane registered for it. Takes no lock.

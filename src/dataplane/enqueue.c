@@ -7,8 +7,9 @@
  *
  * What the PL/pgSQL enqueue_ready did, step for step: the producer's lane
  * (its backend's shard of (queue, priority), the lowest lane registered for
- * it; awa.ensure_lanes registers them first when there is none), the queue
- * cursor, then one ready entry per job in job_id order (lane_seq from
+ * it; registered first when there is none, src/dataplane/lanes.c), the queue
+ * cursor (read fresh, and again after the child's lock, at REPEATABLE READ
+ * and SERIALIZABLE: docs/storage.md A.18), then one ready entry per job in job_id order (lane_seq from
  * awa.lane_seq, txid this transaction's top-level xid), inserted straight
  * into the ready child of the current queue slot; then the note
  * (awa.note_enqueued: the slot's txid bound at once, the wake-ups and the
@@ -49,6 +50,7 @@
 #include "src/compat.h"
 #include "src/dataplane/checks.h"
 #include "src/dataplane/enqueue.h"
+#include "src/dataplane/lanes.h"
 #include "src/dataplane/probes.h"
 #include "src/dataplane/queuepolicy.h"
 #include "src/dataplane/unique.h"
@@ -119,60 +121,31 @@ producer_lane(Oid nsp, text *queue, int16 priority, int32 shard, const AwaFreshR
 	return lane;
 }
 
-/* awa.ensure_lanes(queue, priority) (PL/pgSQL: the max_queues rule lives there) */
-static void
-ensure_lanes(text *queue, int16 priority)
-{
-	Oid			argtypes[2] = {TEXTOID, INT2OID};
-	Oid			fn = LookupFuncName(list_make2(makeString("awa"), makeString("ensure_lanes")),
-									2, argtypes, false);
-
-	OidFunctionCall2(fn, PointerGetDatum(queue), Int16GetDatum(priority));
-}
-
 /*
- * the producer's lane, registered first when there is none. At REPEATABLE
- * READ and SERIALIZABLE the lanes are a fresh read, and a (queue, priority)
- * without lanes is refused: the registration (awa.ensure_lanes) decides on
- * the max_queues bound with its statement's snapshot, which there is the
- * transaction's (docs/storage.md A.18).
+ * the producer's lane, registered first when there is none (lanes.c). At
+ * REPEATABLE READ and SERIALIZABLE the lanes are a fresh read: what is
+ * committed now, with no predicate lock (docs/storage.md A.18).
  */
 static int32
 enqueue_lane(Oid nsp, text *queue, int16 priority)
 {
 	int32		shard = MyProcPid % AWA_LANE_SHARDS;
+	bool		fresh_read = IsolationUsesXactSnapshot();
+	AwaFreshRead fresh;
 	int32		lane;
 
-	if (!IsolationUsesXactSnapshot())
-		lane = producer_lane(nsp, queue, priority, shard, NULL);
-	else
-	{
-		AwaFreshRead fresh;
-
+	if (fresh_read)
 		awa_fresh_read_begin(&fresh);
-		lane = producer_lane(nsp, queue, priority, shard, &fresh);
+	lane = producer_lane(nsp, queue, priority, shard, fresh_read ? &fresh : NULL);
+	if (fresh_read)
 		awa_fresh_read_end(&fresh);
-		if (lane == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("the first enqueue of queue \"%s\" at priority %d needs READ "
-							"COMMITTED, not %s", text_to_cstring(queue), priority,
-							awa_isolation_name()),
-					 errdetail("Registering a queue's lanes decides on awa_bgw.max_queues "
-							   "with a snapshot taken after its lock; this transaction "
-							   "keeps the snapshot it took first."),
-					 errhint("Register the queue once ahead of time: SELECT "
-							 "awa.register_queue('%s', %d); in a READ COMMITTED transaction.",
-							 text_to_cstring(queue), priority)));
-		return lane;
-	}
 	if (lane != 0)
 		return lane;
-	ensure_lanes(queue, priority);
+	awa_register_lanes(nsp, queue, priority);
 	CommandCounterIncrement();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	lane = producer_lane(nsp, queue, priority, shard, NULL);
-	PopActiveSnapshot();
+	awa_fresh_read_begin(&fresh);
+	lane = producer_lane(nsp, queue, priority, shard, &fresh);
+	awa_fresh_read_end(&fresh);
 	if (lane == 0)
 		elog(ERROR, "awa_bgw: no lane for the queue after registering it");
 	return lane;

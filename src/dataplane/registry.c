@@ -122,19 +122,18 @@ release_reservations(XactEvent event, void *arg)
 }
 
 /*
- * reserve_queue_registration() RETURNS int: reserves a place for a new queue
- * of this database until this transaction ends; returns how many
- * registrations of other transactions were in flight, or -1 when shared
- * memory has no entry free.
+ * Reserves a place for a new queue of this database until this transaction
+ * ends; returns how many registrations of other transactions were in
+ * flight, or -1 when shared memory has no entry free.
  */
-Datum
-awa_reserve_queue_registration(PG_FUNCTION_ARGS)
+int
+awa_queue_registration_reserve(void)
 {
 	AwaQueueRegistrations *e;
 	int			others = -1;
 
 	if (registry == NULL)
-		PG_RETURN_INT32(-1);
+		return -1;
 	if (!callback_registered)
 	{
 		RegisterXactCallback(release_reservations, NULL);
@@ -153,5 +152,12 @@ awa_reserve_queue_registration(PG_FUNCTION_ARGS)
 		my_reservations++;
 	}
 	LWLockRelease(registry->lock);
-	PG_RETURN_INT32(others);
+	return others;
+}
+
+/* reserve_queue_registration() RETURNS int: awa_queue_registration_reserve */
+Datum
+awa_reserve_queue_registration(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(awa_queue_registration_reserve());
 }

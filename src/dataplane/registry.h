@@ -12,5 +12,6 @@
 
 extern void awa_registry_shmem_request(void);
 extern void awa_registry_shmem_startup(void);
+extern int	awa_queue_registration_reserve(void);
 
 #endif							/* AWA_REGISTRY_H */
