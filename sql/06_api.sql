@@ -214,9 +214,14 @@ SELECT queue, priority, count(*) AS lanes FROM awa.queue_lanes
  WHERE queue IN ('iso', 'iso-new', 'iso-registered') GROUP BY queue, priority ORDER BY 1, 2;
 SELECT kind, priority FROM awa.claim('iso-new') UNION ALL
 SELECT kind, priority FROM awa.claim('iso', 10);
--- a unique enqueue needs READ COMMITTED, and so does a claim: each refusal names the level
--- and says what to do, and writes nothing
+-- a unique enqueue works at REPEATABLE READ (specs/unique_jobs); at SERIALIZABLE it is
+-- refused, and a claim needs READ COMMITTED: each refusal names the level and says what
+-- to do, and writes nothing
 BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT awa.enqueue('iso', 'u', unique_key => 'k') = awa.enqueue('iso', 'u', unique_key => 'k')
+       AS same_job;
+COMMIT;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
 SELECT awa.enqueue('iso', 'u', unique_key => 'k');
 ROLLBACK;
 BEGIN ISOLATION LEVEL REPEATABLE READ;
