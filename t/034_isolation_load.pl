@@ -4,8 +4,10 @@
 # worker turning and pruning every ring every 200 ms: 4 serializable producers (each reads
 # and writes an application table of its own, then enqueues, in one transaction), 4
 # repeatable-read producers enqueueing batches (some roll back), each holding its snapshot
-# for up to 300 ms before the enqueue, so that the ring turns under many of them; 4 READ
-# COMMITTED consumers. No producer transaction fails with a serialization error (pgbench
+# for up to 300 ms before the enqueue, so that the ring turns under many of them; 4
+# consumers that claim at READ COMMITTED and complete in a serializable transaction that
+# also records the job in a table of their own, 2 that claim and complete at READ
+# COMMITTED. No producer transaction fails with a serialization error (pgbench
 # counts them; a control run with a write skew on a shared table shows that it does);
 # every committed enqueue is completed exactly once and no rolled-back one is claimed.
 
@@ -29,7 +31,9 @@ max_pred_locks_per_transaction = 128
 $node->start;
 $node->create_extension_and_lead;
 load_bench();
-sql(join "\n", map { "CREATE TABLE bench.app_ser_$_ (n int); CREATE TABLE bench.app_rr_$_ (n int);" } 0 .. 3);
+sql(join "\n", map {
+	"CREATE TABLE bench.app_ser_$_ (n int); CREATE TABLE bench.app_rr_$_ (n int);"
+	  . " CREATE TABLE bench.app_done_$_ (job_id bigint);" } 0 .. 3);
 sql('CREATE TABLE bench.app_shared (n int)');
 
 # the scripts: the first statement takes the transaction's snapshot
@@ -54,6 +58,18 @@ COMMIT;
 SELECT count(*) FROM bench.app_rr_:client_id;
 SELECT bench.produce(1);
 ROLLBACK;
+},
+	# a claim at READ COMMITTED, then the work recorded and the job completed in one
+	# serializable transaction (bench.finish logs the claim and the completion)
+	ser_consumer => q{\set d random(0, 200)
+SELECT coalesce(max(job_id), 0) AS job_id, coalesce(max(run_lease), 0) AS run_lease
+  FROM awa.claim('bench', 1) \gset
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT count(*) FROM bench.app_done_:client_id;
+SELECT pg_sleep(:d / 1000.0);
+INSERT INTO bench.app_done_:client_id SELECT :job_id WHERE :job_id <> 0;
+SELECT bench.finish(:job_id, :run_lease);
+COMMIT;
 },
 	# the control: every client reads and writes one shared table (a write skew)
 	skew => q{BEGIN ISOLATION LEVEL SERIALIZABLE;
@@ -89,11 +105,13 @@ my $gen0 = sql('SELECT max(generation) FROM awa.queue_ring_rotations');
 my $load = start_load(30,
 	ser => [ 4, '--max-tries=1', '-f', $file{ser} ],
 	rr => [ 4, '--max-tries=1', '-f', "$file{rr_batch}\@3", '-f', "$file{rr_rollback}\@1" ],
-	consumers => [ 4, '-f', 'bench/consumer.sql@2', '-f', 'bench/consumer_wait.sql@1' ]);
+	ser_consumers => [ 4, '--max-tries=1', '-f', $file{ser_consumer} ],
+	consumers => [ 2, '-f', 'bench/consumer.sql@2', '-f', 'bench/consumer_wait.sql@1' ]);
 finish_load($load);
 note($load->{$_}{out}) for sort keys %$load;
 is(failed($load->{ser}{out}), 0, 'no serializable producer failed');
 is(failed($load->{rr}{out}), 0, 'no repeatable-read producer failed');
+is(failed($load->{ser_consumers}{out}), 0, 'no serializable completion failed');
 cmp_ok(sql('SELECT max(generation) FROM awa.queue_ring_rotations') - $gen0, '>', 20,
 	'the queue ring turned under the producers');
 
@@ -107,6 +125,8 @@ is(sql('SELECT count(*) FROM bench.enqueued e WHERE NOT EXISTS (SELECT 1 FROM be
 	'0', 'every committed enqueue was completed');
 is(sql('SELECT count(*) - count(DISTINCT job_id) FROM bench.completed'),
 	'0', 'no job was completed twice');
+my $ser_done = sql('SELECT ' . join(' + ', map { "(SELECT count(*) FROM bench.app_done_$_)" } 0 .. 3));
+cmp_ok($ser_done, '>', 100, "$ser_done jobs were completed in serializable transactions");
 is(sql('SELECT count(*) - count(DISTINCT job_id) FROM bench.claimed'),
 	'0', 'no job was claimed twice');
 is(sql('SELECT count(*) FROM bench.claimed c WHERE NOT EXISTS (SELECT 1 FROM bench.enqueued e WHERE e.job_id = c.job_id)'),

@@ -10,8 +10,8 @@
 
 -- The functions that decide on the queue's shared state with a snapshot taken after
 -- their locks (cancel, replay, the maintenance steps) need READ COMMITTED: at REPEATABLE
--- READ and SERIALIZABLE that snapshot would be the transaction's first. An enqueue runs
--- at every level (docs/storage.md A.18).
+-- READ and SERIALIZABLE that snapshot would be the transaction's first. Enqueue,
+-- complete, fail and heartbeat run at every level (docs/storage.md A.18).
 CREATE OR REPLACE FUNCTION awa.require_read_committed() RETURNS void
 LANGUAGE plpgsql STABLE
 AS $$
@@ -22,8 +22,8 @@ BEGIN
             USING ERRCODE = 'feature_not_supported',
                   DETAIL = 'It decides with a snapshot taken after its locks; this '
                            'transaction keeps the snapshot it took first.',
-                  HINT = 'Run it in a READ COMMITTED transaction of its own; awa.enqueue '
-                         'and awa.enqueue_batch also run inside REPEATABLE READ and '
+                  HINT = 'Run it in a READ COMMITTED transaction of its own; enqueue, '
+                         'complete, fail and heartbeat also run inside REPEATABLE READ and '
                          'SERIALIZABLE transactions.';
     END IF;
 END

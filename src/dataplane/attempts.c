@@ -132,7 +132,6 @@ awa_fail(PG_FUNCTION_ARGS)
 	AwaReceipt	r;
 	bool		open;
 
-	awa_require_read_committed("awa.fail");
 	if (retry_in != NULL &&
 		DatumGetInt32(DirectFunctionCall2(interval_cmp, IntervalPGetDatum(retry_in),
 										  IntervalPGetDatum(&zero))) < 0)
@@ -149,7 +148,7 @@ awa_fail(PG_FUNCTION_ARGS)
 	open = awa_lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r);
 	if (open)
 		fail_attempt(awa_namespace(), &r, error, retry_in);
-	PopActiveSnapshot();
+	awa_receipts_read_end();
 	PG_RETURN_BOOL(open);
 }
 
@@ -171,18 +170,17 @@ awa_heartbeat(PG_FUNCTION_ARGS)
 	int64		gen;
 	Relation	rel;
 
-	awa_require_read_committed("awa.heartbeat");
 	if (!PG_ARGISNULL(2))
 		awa_check_payload("heartbeat progress", (int64) toast_datum_size(PG_GETARG_DATUM(2)));
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_BOOL(false);
 	if (!awa_lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r))
 	{
-		PopActiveSnapshot();
+		awa_receipts_read_end();
 		PG_RETURN_BOOL(false);
 	}
 	nsp = awa_namespace();
-	if (!awa_ring_cursor_read(nsp, "lease", &slot, &gen))
+	if (!awa_ring_cursor_read_as(nsp, "lease", awa_receipts_fresh(), &slot, &gen))
 		elog(ERROR, "the lease ring has no cursor");
 	v[0] = Int32GetDatum(slot);
 	v[1] = Int64GetDatum(gen);
@@ -194,6 +192,6 @@ awa_heartbeat(PG_FUNCTION_ARGS)
 	rel = awa_open_table_for(nsp, "leases", slot, RowExclusiveLock);
 	awa_insert_named(rel, lengthof(cols), cols, v, n);
 	table_close(rel, NoLock);
-	PopActiveSnapshot();
+	awa_receipts_read_end();
 	PG_RETURN_BOOL(true);
 }

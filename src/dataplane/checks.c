@@ -52,9 +52,9 @@ awa_isolation_name(void)
 
 /*
  * The refusal of a function that needs READ COMMITTED (fn, as a caller
- * writes it): a claim, a completion, a heartbeat or a failure decides on
- * the queue's shared state with a snapshot taken after its locks, which at
- * REPEATABLE READ and SERIALIZABLE is the transaction's first.
+ * writes it): a claim decides what it takes with a snapshot taken after its
+ * lane's lock, which at REPEATABLE READ and SERIALIZABLE is the
+ * transaction's first.
  */
 void
 awa_require_read_committed(const char *fn)
@@ -66,7 +66,7 @@ awa_require_read_committed(const char *fn)
 				 errdetail("It decides with a snapshot taken after its locks; this "
 						   "transaction keeps the snapshot it took first."),
 				 errhint("Run it in a READ COMMITTED transaction of its own and commit "
-						 "before the work; awa.enqueue and awa.enqueue_batch also run "
+						 "before the work; enqueue, complete, fail and heartbeat also run "
 						 "inside REPEATABLE READ and SERIALIZABLE transactions.")));
 }
 

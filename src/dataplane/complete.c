@@ -66,7 +66,7 @@ probe(ChildScan *cs, int64 job_id, int64 run_lease)
 	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(job_id));
 	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(run_lease));
 	index_rescan(cs->scan, keys, 2, NULL, 0);
-	return index_getnext_slot(cs->scan, ForwardScanDirection, cs->slot);
+	return awa_child_scan_next(cs, ForwardScanDirection);
 }
 
 /*
@@ -79,6 +79,7 @@ probe(ChildScan *cs, int64 job_id, int64 run_lease)
 typedef struct ReceiptFinder
 {
 	Oid			nsp;
+	const AwaFreshRead *fresh;	/* NULL: the active snapshot */
 	bool		have_cursor;
 	int32		claim_slot;
 	int64		claim_gen;
@@ -88,11 +89,13 @@ typedef struct ReceiptFinder
 } ReceiptFinder;
 
 static void
-finder_begin(ReceiptFinder *f, Oid nsp)
+finder_begin(ReceiptFinder *f, Oid nsp, const AwaFreshRead *fresh)
 {
 	memset(f, 0, sizeof(*f));
 	f->nsp = nsp;
-	f->have_cursor = awa_ring_cursor_read(nsp, "claim", &f->claim_slot, &f->claim_gen);
+	f->fresh = fresh;
+	f->have_cursor = awa_ring_cursor_read_as(nsp, "claim", fresh, &f->claim_slot,
+											 &f->claim_gen);
 	if (f->have_cursor)
 		awa_check_slots(f->claim_slot, f->claim_gen, AWA_CLAIM_SLOTS);
 }
@@ -110,7 +113,11 @@ finder_scan(ReceiptFinder *f, int family, int k)
 		Relation	heap = awa_open_table(f->nsp, table,
 										  awa_ring_slot(f->claim_slot, k, AWA_CLAIM_SLOTS));
 
-		awa_child_scan_begin(&f->scans[family][k], heap, awa_open_index(heap, 2, cols), 2);
+		if (f->fresh != NULL)
+			awa_child_scan_begin_fresh(&f->scans[family][k], heap,
+									   awa_open_index(heap, 2, cols), 2, f->fresh);
+		else
+			awa_child_scan_begin(&f->scans[family][k], heap, awa_open_index(heap, 2, cols), 2);
 		for (i = 0; family == 0 && i < AWA_RECEIPT_COLS; i++)
 			f->atts[k][i] = awa_column_number(heap, receipt_cols[i]);
 	}
@@ -161,14 +168,59 @@ finder_end(ReceiptFinder *f)
 				awa_child_scan_end(&f->scans[family][k]);
 }
 
+/*
+ * The read of the receipts that complete, complete_batch, fail and heartbeat
+ * make after the attempts' locks (awa_receipts_read_begin): at READ
+ * COMMITTED the transaction's next snapshot, as the statements of the
+ * PL/pgSQL complete took; at REPEATABLE READ and SERIALIZABLE a fresh read
+ * (docs/storage.md A.18), whose snapshot is also the active one, so that
+ * what follows (the retry's enqueue, the heartbeat's lease cursor) sees the
+ * same instant. Reset at each begin: an error ended the last one.
+ */
+static AwaFreshRead receipts_fresh;
+static bool receipts_fresh_held = false;
+
+static const AwaFreshRead *
+receipts_read_begin(void)
+{
+	receipts_fresh_held = false;
+	CommandCounterIncrement();
+	if (!IsolationUsesXactSnapshot())
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		return NULL;
+	}
+	awa_fresh_read_begin(&receipts_fresh);
+	receipts_fresh_held = true;
+	PushActiveSnapshot(receipts_fresh.registered);
+	return &receipts_fresh;
+}
+
+/* the fresh read under way, or NULL (READ COMMITTED, or none) */
+const AwaFreshRead *
+awa_receipts_fresh(void)
+{
+	return receipts_fresh_held ? &receipts_fresh : NULL;
+}
+
+/* the end of the read awa_lock_open_receipt (or complete_batch) began */
+void
+awa_receipts_read_end(void)
+{
+	PopActiveSnapshot();
+	if (receipts_fresh_held)
+		awa_fresh_read_end(&receipts_fresh);
+	receipts_fresh_held = false;
+}
+
 /* the attempt's open receipt, as finder_find; for one attempt */
-bool
-awa_open_receipt(Oid nsp, int64 job_id, int64 run_lease, AwaReceipt *r)
+static bool
+open_receipt(Oid nsp, int64 job_id, int64 run_lease, AwaReceipt *r, const AwaFreshRead *fresh)
 {
 	ReceiptFinder f;
 	bool		open;
 
-	finder_begin(&f, nsp);
+	finder_begin(&f, nsp, fresh);
 	open = finder_find(&f, job_id, run_lease, r);
 	finder_end(&f);
 	return open;
@@ -309,20 +361,20 @@ awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const char *state
 }
 
 /*
- * The attempt's lock, then a snapshot taken after it (pushed; the caller pops
- * it), then whether the attempt has an open receipt (into r), and the
- * caller's claim privilege on its queue: the start of complete, fail and
- * heartbeat.
+ * The attempt's lock, then a read taken after it (its snapshot pushed; the
+ * caller ends it with awa_receipts_read_end), then whether the attempt has an
+ * open receipt (into r), and the caller's claim privilege on its queue: the
+ * start of complete, fail and heartbeat.
  */
 bool
 awa_lock_open_receipt(int64 job_id, int64 run_lease, AwaReceipt *r)
 {
+	const AwaFreshRead *fresh;
 	bool		open;
 
 	(void) awa_private_lock(awa_attempt_lock_key(job_id, run_lease), false);
-	CommandCounterIncrement();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	open = awa_open_receipt(awa_namespace(), job_id, run_lease, r);
+	fresh = receipts_read_begin();
+	open = open_receipt(awa_namespace(), job_id, run_lease, r, fresh);
 	/* the receipt's queue decides: its claim privilege */
 	if (open)
 		awa_queue_require(DatumGetTextPP(awa_receipt_col(r, "queue")), AWA_QUEUE_CLAIM);
@@ -340,13 +392,12 @@ awa_complete(PG_FUNCTION_ARGS)
 	AwaReceipt	r;
 	bool		open;
 
-	awa_require_read_committed("awa.complete");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_BOOL(false);
 	open = awa_lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r);
 	if (open)
 		awa_close_attempt(awa_namespace(), &r, "completed", "completed", (Datum) 0);
-	PopActiveSnapshot();
+	awa_receipts_read_end();
 	PG_RETURN_BOOL(open);
 }
 
@@ -432,12 +483,12 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 	BatchAttempt *att;
 	AwaReceipt *open;
 	ReceiptFinder finder;
+	const AwaFreshRead *fresh;
 	int			nopen = 0;
 	int			n;
 	int			i;
 	Oid			nsp;
 
-	awa_require_read_committed("awa.complete_batch");
 	if (PG_ARGISNULL(0) != PG_ARGISNULL(1) ||
 		(!PG_ARGISNULL(0) &&
 		 (ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(0)), ARR_DIMS(PG_GETARG_ARRAYTYPE_P(0))) !=
@@ -458,11 +509,10 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 		if (i == 0 || att[i].key != att[i - 1].key)
 			(void) awa_private_lock(att[i].key, false);
 	qsort(att, n, sizeof(BatchAttempt), by_attempt);
-	CommandCounterIncrement();
-	PushActiveSnapshot(GetTransactionSnapshot());
+	fresh = receipts_read_begin();
 	nsp = awa_namespace();
 	open = palloc(Max(n, 1) * sizeof(AwaReceipt));
-	finder_begin(&finder, nsp);
+	finder_begin(&finder, nsp, fresh);
 	for (i = 0; i < n; i++)
 	{
 		Datum		values[2];
@@ -480,6 +530,6 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 	}
 	finder_end(&finder);
 	awa_close_attempts(nsp, open, nopen, "completed", "completed", (Datum) 0);
-	PopActiveSnapshot();
+	awa_receipts_read_end();
 	return (Datum) 0;
 }

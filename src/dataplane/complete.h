@@ -13,6 +13,8 @@
 
 #include "utils/relcache.h"
 
+#include "src/rel/scan.h"
+
 /* an open receipt's columns (complete.c's receipt_cols) */
 #define AWA_RECEIPT_COLS 11
 typedef struct AwaReceipt
@@ -21,8 +23,9 @@ typedef struct AwaReceipt
 	bool		nulls[AWA_RECEIPT_COLS];
 } AwaReceipt;
 
-extern bool awa_open_receipt(Oid nsp, int64 job_id, int64 run_lease, AwaReceipt *r);
 extern bool awa_lock_open_receipt(int64 job_id, int64 run_lease, AwaReceipt *r);
+extern void awa_receipts_read_end(void);
+extern const AwaFreshRead *awa_receipts_fresh(void);
 extern Datum awa_receipt_col(AwaReceipt *r, const char *name);
 extern void awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome,
 							   const char *state, Datum error);
