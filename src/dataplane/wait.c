@@ -489,9 +489,11 @@ statement_only_calls(PlannedStmt *ps, Oid fn)
 /*
  * The statement this claim may give its snapshot back for, or an error that
  * says why it cannot wait. The snapshot is the portal's: pushed as the active
- * one and registered by the query descriptor and by the executor.
+ * one and registered by the query descriptor and by the executor. Not
+ * inlined: its locals would live in awa_claim's frame, across the PG_TRY
+ * there (gcc's -Wclobbered, on PostgreSQL 18's flags).
  */
-static QueryDesc *
+static pg_noinline QueryDesc *
 waitable_statement(FunctionCallInfo fcinfo)
 {
 	QueryDesc  *qd = ActivePortal != NULL ? ActivePortal->queryDesc : NULL;
