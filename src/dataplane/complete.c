@@ -113,11 +113,8 @@ finder_scan(ReceiptFinder *f, int family, int k)
 		Relation	heap = awa_open_table(f->nsp, table,
 										  awa_ring_slot(f->claim_slot, k, AWA_CLAIM_SLOTS));
 
-		if (f->fresh != NULL)
-			awa_child_scan_begin_fresh(&f->scans[family][k], heap,
-									   awa_open_index(heap, 2, cols), 2, f->fresh);
-		else
-			awa_child_scan_begin(&f->scans[family][k], heap, awa_open_index(heap, 2, cols), 2);
+		awa_child_scan_begin_fresh(&f->scans[family][k], heap, awa_open_index(heap, 2, cols), 2,
+								   f->fresh);
 		for (i = 0; family == 0 && i < AWA_RECEIPT_COLS; i++)
 			f->atts[k][i] = awa_column_number(heap, receipt_cols[i]);
 	}
@@ -177,30 +174,24 @@ finder_end(ReceiptFinder *f)
  * what follows (the retry's enqueue, the heartbeat's lease cursor) sees the
  * same instant. Reset at each begin: an error ended the last one.
  */
-static AwaFreshRead receipts_fresh;
-static bool receipts_fresh_held = false;
+static AwaFreshRead receipts_buf;
+static const AwaFreshRead *receipts_fresh = NULL;
 
 static const AwaFreshRead *
 receipts_read_begin(void)
 {
-	receipts_fresh_held = false;
 	CommandCounterIncrement();
-	if (!IsolationUsesXactSnapshot())
-	{
-		PushActiveSnapshot(GetTransactionSnapshot());
-		return NULL;
-	}
-	awa_fresh_read_begin(&receipts_fresh);
-	receipts_fresh_held = true;
-	PushActiveSnapshot(receipts_fresh.registered);
-	return &receipts_fresh;
+	receipts_fresh = awa_fresh_read_begin_for_level(&receipts_buf);
+	PushActiveSnapshot(receipts_fresh != NULL ? receipts_fresh->registered
+					   : GetTransactionSnapshot());
+	return receipts_fresh;
 }
 
 /* the fresh read under way, or NULL (READ COMMITTED, or none) */
 const AwaFreshRead *
 awa_receipts_fresh(void)
 {
-	return receipts_fresh_held ? &receipts_fresh : NULL;
+	return receipts_fresh;
 }
 
 /* the end of the read awa_lock_open_receipt (or complete_batch) began */
@@ -208,9 +199,8 @@ void
 awa_receipts_read_end(void)
 {
 	PopActiveSnapshot();
-	if (receipts_fresh_held)
-		awa_fresh_read_end(&receipts_fresh);
-	receipts_fresh_held = false;
+	awa_fresh_read_end(receipts_fresh);
+	receipts_fresh = NULL;
 }
 
 /* the attempt's open receipt, as finder_find; for one attempt */

@@ -100,10 +100,7 @@ producer_lane(Oid nsp, text *queue, int16 priority, int32 shard, const AwaFreshR
 	ScanKeyData keys[3];
 	int32		lane = 0;
 
-	if (fresh != NULL)
-		awa_child_scan_begin_fresh(&cs, heap, awa_open_index(heap, 3, cols), 3, fresh);
-	else
-		awa_child_scan_begin(&cs, heap, awa_open_index(heap, 3, cols), 3);
+	awa_child_scan_begin_fresh(&cs, heap, awa_open_index(heap, 3, cols), 3, fresh);
 	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
 						   cs.index->rd_indcollation[0], F_TEXTEQ, PointerGetDatum(queue));
 	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT2EQ, Int16GetDatum(priority));
@@ -130,22 +127,19 @@ static int32
 enqueue_lane(Oid nsp, text *queue, int16 priority)
 {
 	int32		shard = MyProcPid % AWA_LANE_SHARDS;
-	bool		fresh_read = IsolationUsesXactSnapshot();
-	AwaFreshRead fresh;
+	AwaFreshRead buf;
+	const AwaFreshRead *level_read = awa_fresh_read_begin_for_level(&buf);
 	int32		lane;
 
-	if (fresh_read)
-		awa_fresh_read_begin(&fresh);
-	lane = producer_lane(nsp, queue, priority, shard, fresh_read ? &fresh : NULL);
-	if (fresh_read)
-		awa_fresh_read_end(&fresh);
+	lane = producer_lane(nsp, queue, priority, shard, level_read);
+	awa_fresh_read_end(level_read);
 	if (lane != 0)
 		return lane;
 	awa_register_lanes(nsp, queue, priority);
 	CommandCounterIncrement();
-	awa_fresh_read_begin(&fresh);
-	lane = producer_lane(nsp, queue, priority, shard, &fresh);
-	awa_fresh_read_end(&fresh);
+	awa_fresh_read_begin(&buf);
+	lane = producer_lane(nsp, queue, priority, shard, &buf);
+	awa_fresh_read_end(&buf);
 	if (lane == 0)
 		elog(ERROR, "awa_bgw: no lane for the queue after registering it");
 	return lane;
@@ -210,18 +204,19 @@ read_jobs(ArrayType *arr, int *njobs)
 	return jobs;
 }
 
-/* the queue ring's cursor, from the statement's snapshot or a fresh read */
+/*
+ * the queue ring's cursor: from the statement's snapshot at READ COMMITTED,
+ * a fresh read at REPEATABLE READ and SERIALIZABLE
+ */
 static void
-queue_cursor(Oid nsp, bool fresh_read, int32 *slot, int64 *gen)
+queue_cursor(Oid nsp, int32 *slot, int64 *gen)
 {
-	AwaFreshRead fresh;
+	AwaFreshRead buf;
+	const AwaFreshRead *fresh = awa_fresh_read_begin_for_level(&buf);
 	bool		found;
 
-	if (fresh_read)
-		awa_fresh_read_begin(&fresh);
-	found = awa_ring_cursor_read_as(nsp, "queue", fresh_read ? &fresh : NULL, slot, gen);
-	if (fresh_read)
-		awa_fresh_read_end(&fresh);
+	found = awa_ring_cursor_read_as(nsp, "queue", fresh, slot, gen);
+	awa_fresh_read_end(fresh);
 	if (!found)
 		elog(ERROR, "the queue ring has no cursor");
 	awa_check_slots(*slot, *gen, AWA_QUEUE_SLOTS);
@@ -255,10 +250,10 @@ current_ready_child(Oid nsp, int32 *slot, int64 *gen)
 
 	if (!IsolationUsesXactSnapshot())
 	{
-		queue_cursor(nsp, false, slot, gen);
+		queue_cursor(nsp, slot, gen);
 		return awa_open_table_for(nsp, "ready_entries", *slot, RowExclusiveLock);
 	}
-	queue_cursor(nsp, true, slot, gen);
+	queue_cursor(nsp, slot, gen);
 	for (tries = 0;; tries++)
 	{
 		char		name[NAMEDATALEN];
@@ -272,7 +267,7 @@ current_ready_child(Oid nsp, int32 *slot, int64 *gen)
 		relid = awa_relid(nsp, name);
 		held = OidIsValid(relid) && holds_lock(relid, RowExclusiveLock);
 		child = awa_open_table_for(nsp, "ready_entries", *slot, RowExclusiveLock);
-		queue_cursor(nsp, true, &again_slot, &again_gen);
+		queue_cursor(nsp, &again_slot, &again_gen);
 		if (again_slot == *slot && again_gen == *gen)
 			return child;
 		relid = RelationGetRelid(child);

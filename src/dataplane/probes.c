@@ -138,10 +138,7 @@ awa_ring_cursor_read_as(Oid nsp, const char *ring, const AwaFreshRead *fresh,
 
 	snprintf(name, sizeof(name), "%s_ring_rotations", ring);
 	rel = awa_open_table(nsp, name, -1);
-	if (fresh != NULL)
-		awa_child_scan_begin_fresh(&cs, rel, awa_open_index(rel, 1, cols), 0, fresh);
-	else
-		awa_child_scan_begin(&cs, rel, awa_open_index(rel, 1, cols), 0);
+	awa_child_scan_begin_fresh(&cs, rel, awa_open_index(rel, 1, cols), 0, fresh);
 	index_rescan(cs.scan, NULL, 0, NULL, 0);
 	found = awa_child_scan_next(&cs, BackwardScanDirection);
 	if (found)

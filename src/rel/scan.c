@@ -62,11 +62,19 @@ awa_child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys)
 	cs->filter = NULL;
 }
 
-/* The same, as a fresh read (awa_fresh_read_begin) rather than the statement's. */
+/*
+ * The same, as a fresh read (awa_fresh_read_begin) rather than the
+ * statement's; with fresh NULL, awa_child_scan_begin.
+ */
 void
 awa_child_scan_begin_fresh(ChildScan *cs, Relation heap, Relation index, int nkeys,
 						   const AwaFreshRead *fresh)
 {
+	if (fresh == NULL)
+	{
+		awa_child_scan_begin(cs, heap, index, nkeys);
+		return;
+	}
 	cs->heap = heap;
 	cs->index = index;
 	cs->scan = awa_index_beginscan(heap, index, fresh->snapshot, nkeys);
@@ -116,10 +124,26 @@ awa_fresh_read_begin(AwaFreshRead *fresh)
 	}
 }
 
-void
-awa_fresh_read_end(AwaFreshRead *fresh)
+/*
+ * A fresh read where the transaction's isolation level needs one: into buf at
+ * REPEATABLE READ and SERIALIZABLE (returned); NULL at READ COMMITTED, whose
+ * readers keep their statement's snapshot.
+ */
+const AwaFreshRead *
+awa_fresh_read_begin_for_level(AwaFreshRead *buf)
 {
-	UnregisterSnapshot(fresh->registered);
+	if (!IsolationUsesXactSnapshot())
+		return NULL;
+	awa_fresh_read_begin(buf);
+	return buf;
+}
+
+/* The end of a fresh read (nothing for NULL). */
+void
+awa_fresh_read_end(const AwaFreshRead *fresh)
+{
+	if (fresh != NULL)
+		UnregisterSnapshot(fresh->registered);
 }
 
 /* Whether a row a fresh read's scan returned (into slot) is seen now. */

@@ -49,7 +49,8 @@ extern void awa_child_scan_begin_fresh(ChildScan *cs, Relation heap, Relation in
 extern bool awa_child_scan_next(ChildScan *cs, ScanDirection dir);
 extern void awa_child_scan_end(ChildScan *cs);
 extern void awa_fresh_read_begin(AwaFreshRead *fresh);
-extern void awa_fresh_read_end(AwaFreshRead *fresh);
+extern const AwaFreshRead *awa_fresh_read_begin_for_level(AwaFreshRead *buf);
+extern void awa_fresh_read_end(const AwaFreshRead *fresh);
 extern bool awa_fresh_row_visible(const AwaFreshRead *fresh, Relation rel,
 								  TupleTableSlot *slot);
 extern int64 awa_get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull);
