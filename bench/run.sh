@@ -26,7 +26,9 @@
 # BENCH_CELLS=tx runs only the open-transaction cell, main only the first table, wake
 # only the wake cell (default all):
 #   BENCH_CELLS=tx bash bench/run.sh 20
-# BENCH_CELLS=e2e runs only the end-to-end cells (unbatched and batched 32),
+# BENCH_CELLS=e2e runs only the end-to-end cells (unbatched, batched 32, and the loop:
+# awa_bgw's consumers complete each job and claim the next in one call and one commit,
+# awa.complete_and_claim in consumer_loop.sql, beside the baseline's unbatched consumers),
 # ${BENCH_ROUNDS:-5} rounds, the two systems in alternating order from round to round
 # (awa_bgw first in odd rounds), each side after a CHECKPOINT on a fresh queue; prints
 # every round and the median of the per-round ratios (how the targets are judged:
@@ -133,6 +135,9 @@ e2e_side() {   # e2e_side awa|skip sfx: completions/s of one side on a fresh que
     local p c n0 n1 done_fn
     if [ "$1" = awa ]; then p=producer$2; c=consumer$2; done_fn=awa_done
     else p=skip_producer$2; c=skip_consumer$2; done_fn=skip_done; fi
+    # the loop: awa_bgw's consumers complete and claim in one call (consumer_loop.sql),
+    # the baseline's as in the unbatched cell; the producers of the unbatched cell
+    if [ "$2" = _loop ]; then p=${p%_loop}; [ "$1" = awa ] || c=skip_consumer; fi
     reset_queues
     "${psql[@]}" -c CHECKPOINT >/dev/null
     n0=$($done_fn); pgb -f "$work/$p.sql@1" -f "$work/$c.sql@1" >/dev/null; n1=$($done_fn)
@@ -140,23 +145,23 @@ e2e_side() {   # e2e_side awa|skip sfx: completions/s of one side on a fresh que
 }
 echo "| round | batch | order | awa_bgw jobs/s | SKIP LOCKED jobs/s | awa_bgw / baseline |"
 echo "|---|---|---|---|---|---|"
-ratios1=(); ratios32=()
+ratios1=(); ratios32=(); ratiosl=()
 for r in $(seq 1 "$rounds"); do
-    for batch in 1 32; do
-        sfx=$([ "$batch" = 32 ] && echo _batch || echo)
+    for batch in 1 32 loop; do
+        case $batch in 32) sfx=_batch;; loop) sfx=_loop;; *) sfx=;; esac
         if [ $((r % 2)) = 1 ]; then
             a=$(e2e_side awa "$sfx"); b=$(e2e_side skip "$sfx"); order="awa_bgw first"
         else
             b=$(e2e_side skip "$sfx"); a=$(e2e_side awa "$sfx"); order="baseline first"
         fi
         q=$(ratio "$a" "$b")
-        if [ "$batch" = 1 ]; then ratios1+=("$q"); else ratios32+=("$q"); fi
+        case $batch in 1) ratios1+=("$q");; 32) ratios32+=("$q");; *) ratiosl+=("$q");; esac
         echo "| $r | $batch | $order | $a | $b | $q |"
     done
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
-echo "median awa_bgw / baseline: end-to-end unbatched $(median "${ratios1[@]}"), batched 32 $(median "${ratios32[@]}")"
+echo "median awa_bgw / baseline: end-to-end unbatched $(median "${ratios1[@]}"), batched 32 $(median "${ratios32[@]}"), loop $(median "${ratiosl[@]}")"
 echo "($secs s per side, $clients clients, $rounds rounds, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
 fi
 

@@ -68,6 +68,44 @@ BEGIN
     COMMIT;
 END $$;
 
+-- the consumer loop of one transaction per job (awa.complete_and_claim): up to steps
+-- times, complete the n jobs this call holds and claim the next n, and commit; then
+-- complete what it still holds, so that a call leaves nothing claimed. A completion is
+-- logged when the attempt's record says it completed (complete_and_claim skips an
+-- attempt it no longer holds, as complete_batch does)
+CREATE OR REPLACE PROCEDURE bench.consume_loop(n int, steps int) LANGUAGE plpgsql AS $$
+DECLARE
+    ids bigint[] := '{}';
+    leases bigint[] := '{}';
+    next_ids bigint[];
+    next_leases bigint[];
+BEGIN
+    FOR step IN 1 .. steps LOOP
+        SELECT coalesce(array_agg(job_id), '{}'), coalesce(array_agg(run_lease), '{}')
+          INTO next_ids, next_leases
+          FROM awa.complete_and_claim(ids, leases, 'bench', n);
+        IF bench.logging() THEN
+            INSERT INTO bench.completed
+            SELECT u.i, u.l FROM unnest(ids, leases) u(i, l)
+             WHERE EXISTS (SELECT 1 FROM awa.job_records(u.i) r
+                            WHERE r.run_lease = u.l AND r.state = 'completed');
+            INSERT INTO bench.claimed SELECT * FROM unnest(next_ids, next_leases);
+        END IF;
+        COMMIT;
+        ids := next_ids;
+        leases := next_leases;
+        EXIT WHEN cardinality(ids) = 0;
+    END LOOP;
+    IF cardinality(ids) > 0 THEN
+        IF bench.logging() THEN
+            INSERT INTO bench.completed SELECT * FROM awa.complete_batch(ids, leases);
+        ELSE
+            PERFORM count(*) FROM awa.complete_batch(ids, leases);
+        END IF;
+        COMMIT;
+    END IF;
+END $$;
+
 -- the second half of a waiting consumer (bench/consumer_wait.sql): the job its waiting
 -- claim took (job 0: none), logged and completed
 CREATE OR REPLACE FUNCTION bench.finish(p_job bigint, p_lease bigint) RETURNS void

@@ -301,3 +301,46 @@ SELECT count(*) AS written FROM awa.ready_entries WHERE queue = 'dba_check';
 SELECT awa.enqueue('dba_check', 'allowed') > 0 AS allowed;
 SELECT count(*) AS written FROM awa.ready_entries WHERE queue = 'dba_check';
 ALTER TABLE awa.ready_entries DROP CONSTRAINT dba_no_forbidden;
+
+-- awa.complete_and_claim: a consumer's loop in one transaction per job. The first call
+-- completes nothing and claims; each next one completes what it holds and claims the
+-- next, in one call
+SELECT count(awa.enqueue('loop', 'j' || i)) AS enqueued FROM generate_series(1, 4) i;
+SELECT job_id AS j1, run_lease AS l1, kind FROM awa.complete_and_claim(NULL, NULL, 'loop') \gset
+SELECT :'kind' AS first;
+BEGIN;
+SELECT kind, attempt, deadline_at - claimed_at AS deadline
+  FROM awa.complete_and_claim(ARRAY[:j1], ARRAY[:l1], 'loop', 2, '1 minute');
+SELECT pg_current_xact_id_if_assigned() IS NOT NULL AS one_transaction;
+COMMIT;
+SELECT (SELECT state FROM awa.job(:j1)) AS j1_state, * FROM awa.queue_counts('loop');
+-- a stale receipt completes nothing (no error), and the claim goes on
+SELECT kind FROM awa.complete_and_claim(ARRAY[:j1], ARRAY[:l1], 'loop', 5);
+SELECT * FROM awa.queue_counts('loop');
+-- bad input: the pairs (22023), the queue (22023, 22004), max_batch and the deadline
+-- (22023: the claim's own checks), each refused with nothing written; empty arrays
+-- complete nothing
+SELECT awa.enqueue('loop2', 'only') AS j4 \gset
+SELECT job_id AS j4, run_lease AS l4 FROM awa.claim('loop2') \gset
+SELECT sqlstate_of(format('SELECT * FROM awa.complete_and_claim(ARRAY[%s], ARRAY[]::bigint[], %L)',
+                          :j4, 'loop2')) AS pairs,
+       sqlstate_of(format('SELECT * FROM awa.complete_and_claim(ARRAY[%s], ARRAY[%s], %L)',
+                          :j4, :l4, '')) AS empty_queue,
+       sqlstate_of(format('SELECT * FROM awa.complete_and_claim(ARRAY[%s], ARRAY[%s], NULL)',
+                          :j4, :l4)) AS null_queue,
+       sqlstate_of(format('SELECT * FROM awa.complete_and_claim(ARRAY[%s], ARRAY[%s], %L, 0)',
+                          :j4, :l4, 'loop2')) AS max_batch,
+       sqlstate_of(format('SELECT * FROM awa.complete_and_claim(ARRAY[%s], ARRAY[%s], %L, 1, %L)',
+                          :j4, :l4, 'loop2', '-1 s')) AS deadline;
+SELECT state AS still_running FROM awa.job(:j4);
+SELECT count(*) AS nothing_to_claim
+  FROM awa.complete_and_claim(ARRAY[]::bigint[], ARRAY[]::bigint[], 'loop2');
+-- not at REPEATABLE READ or SERIALIZABLE (the claim needs READ COMMITTED): refused by
+-- name, nothing completed
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT sqlstate_of(format('SELECT * FROM awa.complete_and_claim(ARRAY[%s], ARRAY[%s], %L)',
+                          :j4, :l4, 'loop2')) AS repeatable_read;
+COMMIT;
+SELECT state AS still_running FROM awa.job(:j4);
+SELECT count(*) AS claimed FROM awa.complete_and_claim(ARRAY[:j4], ARRAY[:l4], 'loop2');
+SELECT state AS completed FROM awa.job(:j4);

@@ -12,6 +12,7 @@ GRANT USAGE ON SCHEMA awa TO awa_qa_a, awa_qa_b, awa_qa_a_worker, awa_qa_a_noinh
 GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, int, timestamptz, int, text, interval, text[]),
     awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval, interval),
     awa.complete(bigint, bigint), awa.complete_batch(bigint[], bigint[]),
+    awa.complete_and_claim(bigint[], bigint[], text, int, interval),
     awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),
     awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, int),
     awa.pause_queue(text), awa.resume_queue(text)
@@ -77,6 +78,10 @@ SELECT sqlstate_of(format('SELECT awa.fail(%s, %s, %L)', :job_a, :run_lease, 'bo
 SELECT sqlstate_of(format('SELECT awa.complete(%s, %s)', :job_a, :run_lease));
 SELECT sqlstate_of(format('SELECT * FROM awa.complete_batch(ARRAY[%s], ARRAY[%s])',
                           :job_a, :run_lease));
+-- nor complete it on the way to a claim of a queue it may use, nor claim from queue A
+SELECT sqlstate_of(format('SELECT * FROM awa.complete_and_claim(ARRAY[%s], ARRAY[%s], %L)',
+                          :job_a, :run_lease, 'qa_open'));
+SELECT sqlstate_of($$SELECT * FROM awa.complete_and_claim(NULL, NULL, 'qa_a')$$);
 SELECT sqlstate_of(format('SELECT awa.cancel(%s)', :job_a));
 -- a wrong receipt is no receipt: false, as before
 SELECT awa.complete(:job_a, 12345) AS wrong_receipt;

@@ -8,7 +8,8 @@
 # Every committed enqueue is completed exactly once (checked by job id), no rolled-back
 # one is ever claimed, the counts match, the rings turn and are truncated, and no ring
 # family ever sees an UPDATE or DELETE. Some consumers wait for work (awa.claim with
-# wait) instead of polling. On the default version (0.9: no producer lock,
+# wait) instead of polling, some complete each job and claim the next in one call
+# (awa.complete_and_claim). On the default version (0.9: no producer lock,
 # claims by snapshot windows).
 
 use strict;
@@ -60,7 +61,10 @@ my $load = start_load(60,
 		4, '-f', 'bench/producer.sql@1', '-f', 't/load_producer_open.sql@1',
 		'-f', 't/load_producer_rollback.sql@1'
 	],
-	consumers => [ 4, '-f', 'bench/consumer.sql@2', '-f', 'bench/consumer_wait.sql@1' ]);
+	consumers => [
+		4, '-f', 'bench/consumer.sql@2', '-f', 'bench/consumer_wait.sql@1',
+		'-f', 'bench/consumer_loop.sql@1'
+	]);
 finish_load($load);
 note($load->{$_}{out}) for sort keys %$load;
 # positive control: job ids were drawn by enqueues that rolled back (ids 1 and 2 are

@@ -13,6 +13,7 @@ GRANT EXECUTE ON FUNCTION awa.semver_rank(text), awa.ring_authority_min_flip_ver
 --       text, interval, text[]),
 --       awa.enqueue_batch(text, jsonb), awa.claim(text, int, interval, interval),
 --       awa.complete(bigint, bigint), awa.complete_batch(bigint[], bigint[]),
+--       awa.complete_and_claim(bigint[], bigint[], text, int, interval),
 --       awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),
 --       awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, int),
 --       awa.job(bigint) TO app;

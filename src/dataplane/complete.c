@@ -16,6 +16,8 @@
  * attempts, their locks taken in key order, then their receipts found under
  * one snapshot taken after the last lock (one read of the claim cursor, one
  * scan per claim child rescanned per attempt: ReceiptFinder).
+ * complete_and_claim completes so, then claims (wait.c's claim, without
+ * wait): a consumer's loop in one transaction per job.
  *
  * src/dataplane/complete.c
  *
@@ -44,12 +46,14 @@
 #include "src/dataplane/privlock.h"
 #include "src/dataplane/probes.h"
 #include "src/dataplane/queuepolicy.h"
+#include "src/dataplane/wait.h"
 #include "src/rel/inserter.h"
 #include "src/rel/relcache.h"
 #include "src/rel/scan.h"
 
 PG_FUNCTION_INFO_V1(awa_complete);
 PG_FUNCTION_INFO_V1(awa_complete_batch);
+PG_FUNCTION_INFO_V1(awa_complete_and_claim);
 
 /* the columns of an open receipt that closing or retrying it needs */
 static const char *const receipt_cols[AWA_RECEIPT_COLS] = {
@@ -460,16 +464,36 @@ batch_attempts(ArrayType *jobs_a, ArrayType *leases_a, int *n)
 	return att;
 }
 
-/*
- * awa.complete_batch(job_ids bigint[], run_leases bigint[])
- *		RETURNS TABLE (job_id bigint, run_lease bigint)
- *
- * The attempts it completed, ordered by (job_id, run_lease).
- */
-Datum
-awa_complete_batch(PG_FUNCTION_ARGS)
+/* refuses arrays of different lengths, or of more than 1000 attempts */
+static void
+check_pairs(FunctionCallInfo fcinfo, int first)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			nj = -1;
+	int			nl = -1;
+
+	if (!PG_ARGISNULL(first))
+		nj = ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(first)),
+							ARR_DIMS(PG_GETARG_ARRAYTYPE_P(first)));
+	if (!PG_ARGISNULL(first + 1))
+		nl = ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(first + 1)),
+							ARR_DIMS(PG_GETARG_ARRAYTYPE_P(first + 1)));
+	if (nj != nl || nj > 1000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("job_ids and run_leases must be arrays of the same length (at most 1000)"),
+				 errhint("Pass the job_id and run_lease of each claimed attempt, pairwise; "
+						 "each attempt takes a lock until commit, so batches stay small.")));
+}
+
+/*
+ * Completes the attempts named pairwise by the two arrays that are open:
+ * their locks in key order (two batches never wait on each other in a
+ * cycle), then their receipts under one read, each checked before anything
+ * is written. Puts each completed attempt into rsinfo unless it is NULL.
+ */
+static void
+complete_pairs(ArrayType *jobs, ArrayType *leases, ReturnSetInfo *rsinfo)
+{
 	BatchAttempt *att;
 	AwaReceipt *open;
 	ReceiptFinder finder;
@@ -479,21 +503,7 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 	int			i;
 	Oid			nsp;
 
-	if (PG_ARGISNULL(0) != PG_ARGISNULL(1) ||
-		(!PG_ARGISNULL(0) &&
-		 (ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(0)), ARR_DIMS(PG_GETARG_ARRAYTYPE_P(0))) !=
-		  ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(1)), ARR_DIMS(PG_GETARG_ARRAYTYPE_P(1))) ||
-		  ArrayGetNItems(ARR_NDIM(PG_GETARG_ARRAYTYPE_P(0)), ARR_DIMS(PG_GETARG_ARRAYTYPE_P(0))) > 1000)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("job_ids and run_leases must be arrays of the same length (at most 1000)"),
-				 errhint("Pass the job_id and run_lease of each claimed attempt, pairwise; "
-						 "each attempt takes a lock until commit, so batches stay small.")));
-	InitMaterializedSRF(fcinfo, 0);
-	if (PG_ARGISNULL(0))
-		return (Datum) 0;
-	att = batch_attempts(PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), &n);
-	/* the locks in key order (two batches never wait on each other in a cycle) */
+	att = batch_attempts(jobs, leases, &n);
 	qsort(att, n, sizeof(BatchAttempt), by_key);
 	for (i = 0; i < n; i++)
 		if (i == 0 || att[i].key != att[i - 1].key)
@@ -510,10 +520,11 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 
 		if (!finder_find(&finder, att[i].job_id, att[i].run_lease, &open[nopen]))
 			continue;
-		/* every receipt is checked before anything is written */
 		awa_queue_require(DatumGetTextPP(awa_receipt_col(&open[nopen], "queue")),
 						  AWA_QUEUE_CLAIM);
 		nopen++;
+		if (rsinfo == NULL)
+			continue;
 		values[0] = Int64GetDatum(att[i].job_id);
 		values[1] = Int64GetDatum(att[i].run_lease);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -521,5 +532,54 @@ awa_complete_batch(PG_FUNCTION_ARGS)
 	finder_end(&finder);
 	awa_close_attempts(nsp, open, nopen, "completed", "completed", (Datum) 0);
 	awa_receipts_read_end();
+}
+
+/*
+ * awa.complete_batch(job_ids bigint[], run_leases bigint[])
+ *		RETURNS TABLE (job_id bigint, run_lease bigint)
+ *
+ * The attempts it completed, ordered by (job_id, run_lease).
+ */
+Datum
+awa_complete_batch(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	check_pairs(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
+	if (!PG_ARGISNULL(0))
+		complete_pairs(PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), rsinfo);
+	return (Datum) 0;
+}
+
+/*
+ * awa.complete_and_claim(job_ids bigint[], run_leases bigint[], queue text,
+ *		max_batch int, deadline interval) RETURNS SETOF awa.claimed_job
+ *
+ * A consumer's loop in one transaction per job: completes the attempts it
+ * holds (as complete_batch; NULL or empty arrays complete nothing), then
+ * claims as awa.claim without wait. The queue and the caller's claim
+ * privilege are checked before anything is written; READ COMMITTED only,
+ * as the claim.
+ */
+Datum
+awa_complete_and_claim(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	awa_require_read_committed("awa.complete_and_claim");
+	check_pairs(fcinfo, 0);
+	if (!PG_ARGISNULL(2))
+	{
+		awa_check_name("queue", PG_GETARG_TEXT_PP(2));
+		awa_queue_require(PG_GETARG_TEXT_PP(2), AWA_QUEUE_CLAIM);
+	}
+	if (!PG_ARGISNULL(0))
+	{
+		complete_pairs(PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1), NULL);
+		/* the claim's snapshots see the closures */
+		CommandCounterIncrement();
+	}
+	awa_claim_now_args(fcinfo, 2, rsinfo);
 	return (Datum) 0;
 }

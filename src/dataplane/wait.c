@@ -557,7 +557,7 @@ release_statement_snapshot(QueryDesc *qd)
 
 /* ---- looking for work ---- */
 
-/* awa.claim_now(queue, max_batch, deadline), the claim itself (PL/pgSQL) */
+/* awa.claim_now(queue, max_batch, deadline), the claim itself (C, claim.c) */
 static FmgrInfo *
 claim_now_fn(FunctionCallInfo fcinfo)
 {
@@ -577,9 +577,13 @@ claim_now_fn(FunctionCallInfo fcinfo)
 	return fn;
 }
 
-/* Runs the claim with this call's first three arguments into rsi. */
-static void
-claim_now(FunctionCallInfo fcinfo, ReturnSetInfo *rsi)
+/*
+ * Runs the claim with this call's arguments first .. first + 2 (queue,
+ * max_batch, deadline) into rsi; the claim's function is cached in the
+ * caller's flinfo.
+ */
+void
+awa_claim_now_args(FunctionCallInfo fcinfo, int first, ReturnSetInfo *rsi)
 {
 	LOCAL_FCINFO(call, 3);
 	int			i;
@@ -587,8 +591,15 @@ claim_now(FunctionCallInfo fcinfo, ReturnSetInfo *rsi)
 	InitFunctionCallInfoData(*call, claim_now_fn(fcinfo), 3, fcinfo->fncollation,
 							 NULL, (Node *) rsi);
 	for (i = 0; i < 3; i++)
-		call->args[i] = fcinfo->args[i];
+		call->args[i] = fcinfo->args[first + i];
 	(void) FunctionCallInvoke(call);
+}
+
+/* Runs the claim with this call's first three arguments into rsi. */
+static void
+claim_now(FunctionCallInfo fcinfo, ReturnSetInfo *rsi)
+{
+	awa_claim_now_args(fcinfo, 0, rsi);
 }
 
 /*

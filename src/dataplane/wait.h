@@ -2,7 +2,8 @@
  *
  * wait.h
  *	  Claims that wait (wait.c): the lanes a transaction claimed from or
- *	  enqueued into, noted for its end, which wakes the waiting claims.
+ *	  enqueued into, noted for its end, which wakes the waiting claims; the
+ *	  claim itself, for a call that claims after other work.
  *
  * src/dataplane/wait.h
  *
@@ -11,9 +12,13 @@
 #ifndef AWA_WAIT_H
 #define AWA_WAIT_H
 
+#include "fmgr.h"
+#include "nodes/execnodes.h"
+
 extern void awa_wait_shmem_request(void);
 extern void awa_wait_shmem_startup(void);
 
+extern void awa_claim_now_args(FunctionCallInfo fcinfo, int first, ReturnSetInfo *rsi);
 extern void awa_note_claimed_lane(text *queue, int taken, int32 lane);
 extern void awa_note_enqueued_lane(text *queue, int jobs, int32 lane, int32 ready_slot);
 
