@@ -344,3 +344,18 @@ COMMIT;
 SELECT state AS still_running FROM awa.job(:j4);
 SELECT count(*) AS claimed FROM awa.complete_and_claim(ARRAY[:j4], ARRAY[:l4], 'loop2');
 SELECT state AS completed FROM awa.job(:j4);
+
+-- a rescue with no receipt due takes no lock and writes nothing (0.10: an idle ring
+-- costs it no WAL); with one due, it takes the claim ring's serializer and rescues it
+BEGIN;
+SELECT rescued, outcome FROM awa.rescue('awa');
+SELECT pg_current_xact_id_if_assigned() IS NULL AS wrote_nothing;
+COMMIT;
+SELECT awa.enqueue('rescued', 'late') AS late \gset
+SELECT count(*) AS claimed FROM awa.claim('rescued', 1, '1 ms');
+SELECT pg_sleep(0.01);   -- past the 1 ms deadline
+BEGIN;
+SELECT rescued, outcome FROM awa.rescue('awa');
+SELECT pg_current_xact_id_if_assigned() IS NOT NULL AS wrote;
+COMMIT;
+SELECT state, attempt FROM awa.job(:late);

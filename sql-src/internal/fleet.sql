@@ -45,7 +45,9 @@ END
 $$;
 
 -- Called by every awa_bgw worker on awa_bgw.runtime_heartbeat_interval: upsert its own
--- row; the leader also removes rows that have been stale for a day.
+-- row; the leader also removes rows that have been stale for a day. 0.10: an UPDATE
+-- first, since an upsert that finds the row locks it in a WAL record of its own before
+-- it updates it (issue 33: what an idle worker writes).
 CREATE OR REPLACE FUNCTION awa.runtime_heartbeat(p_instance_id uuid, p_name text, p_version text,
                                       p_pid int, p_is_leader boolean)
 RETURNS void
@@ -53,12 +55,18 @@ LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    INSERT INTO awa.runtime_instances AS ri
-           (instance_id, name, version, binary_version, pid, started_at, last_seen_at)
-    VALUES (p_instance_id, p_name, p_version, p_version, p_pid, now(), now())
-    ON CONFLICT (instance_id) DO UPDATE
-       SET last_seen_at = now(), name = EXCLUDED.name, version = EXCLUDED.version,
-           binary_version = EXCLUDED.binary_version, pid = EXCLUDED.pid;
+    UPDATE awa.runtime_instances
+       SET last_seen_at = now(), name = p_name, version = p_version,
+           binary_version = p_version, pid = p_pid
+     WHERE instance_id = p_instance_id;
+    IF NOT FOUND THEN
+        INSERT INTO awa.runtime_instances AS ri
+               (instance_id, name, version, binary_version, pid, started_at, last_seen_at)
+        VALUES (p_instance_id, p_name, p_version, p_version, p_pid, now(), now())
+        ON CONFLICT (instance_id) DO UPDATE
+           SET last_seen_at = now(), name = EXCLUDED.name, version = EXCLUDED.version,
+               binary_version = EXCLUDED.binary_version, pid = EXCLUDED.pid;
+    END IF;
     IF p_is_leader THEN
         DELETE FROM awa.runtime_instances WHERE last_seen_at < now() - interval '1 day';
     END IF;
