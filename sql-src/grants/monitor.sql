@@ -9,7 +9,7 @@ GRANT SELECT ON awa.maintenance_status, awa.ring_status, awa.horizon_pins,
     awa.queue_stats, awa.worker_stats, awa.worker_ring_stats TO pg_monitor;
 GRANT EXECUTE ON FUNCTION awa.maintenance_worker_status(), awa.maintenance_worker_ticks(),
     awa.maintenance_worker_prune_blockers(),
-    awa.leader_key_holders(name), awa.ring_status_rows(), awa.horizon_pins_at(interval),
+    awa.ring_status_rows(), awa.horizon_pins_at(interval),
     awa.queue_stats_rows(interval), awa.worker_stats_counters(),
     awa.worker_ring_stats_counters() TO pg_monitor;
 GRANT SELECT ON awa.queue_ring_rotations, awa.lease_ring_rotations,
