@@ -170,7 +170,7 @@ COMMIT;
 SELECT p.oid::regprocedure AS function, has_function_privilege('public', p.oid, 'EXECUTE')
        AS public_may_run
   FROM pg_proc p
- WHERE p.pronamespace = 'awa'::regnamespace
+ WHERE p.pronamespace IN ('awa'::regnamespace, 'awa_internal'::regnamespace)
    AND p.proname IN ('job', 'jobs', 'retry_failed', 'retry_failed_queue', 'purge_failed',
                      'cancel', 'cancel_queue', 'job_records', 'job_in_snapshot',
                      'requeue_failed')

@@ -52,8 +52,10 @@ GRANT USAGE ON SCHEMA awa TO awa_producer, awa_consumer, awa_monitor, awa_admin;
 
 -- Functions by name, every overload of each (the API's argument lists change between
 -- versions; an upgrade's old forms are dropped after this, 0.9's retire-old-forms.sql).
--- A name that matches no function of schema awa is an error: a renamed function must
--- be renamed here too.
+-- A name is looked up in schemas awa and awa_internal (the status views' helpers are
+-- internal: a view holds them by OID, so EXECUTE is enough, and no group has USAGE on
+-- awa_internal); sql-src/build.sh refuses a name defined in both. A name that matches
+-- no function of either is an error: a renamed function must be renamed here too.
 DO $$
 DECLARE
     g record;
@@ -88,11 +90,13 @@ BEGIN
                 (47, 'awa_admin', 'stats_reset'), (48, 'awa_admin', 'wake'),
                 (49, 'awa_admin', 'claim_waiters')) v(ord, grantee, fname)
           LEFT JOIN pg_catalog.pg_proc p
-            ON p.proname = v.fname AND p.pronamespace = 'awa'::regnamespace
+            ON p.proname = v.fname
+           AND p.pronamespace IN ('awa'::regnamespace, 'awa_internal'::regnamespace)
          ORDER BY v.ord, p.oid::regprocedure::text
     LOOP
         IF g.fn IS NULL THEN
-            RAISE EXCEPTION 'awa_bgw: no function awa.% to grant to %', g.fname, g.grantee;
+            RAISE EXCEPTION 'awa_bgw: no function awa.% or awa_internal.% to grant to %',
+                            g.fname, g.fname, g.grantee;
         END IF;
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', g.fn, g.grantee);
     END LOOP;

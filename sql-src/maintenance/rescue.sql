@@ -20,16 +20,16 @@ AS $$
 DECLARE
     v_timeout interval := coalesce(current_setting('awa_bgw.job_heartbeat_timeout', true),
                                    '90s')::interval;
-    v_n int := awa.ring_slot_count('claim');
+    v_n int := awa_internal.ring_slot_count('claim');
     -- each child has a row type of its own: the receipt is read as the parent's (a
     -- plan cached for one child's type fails on another's)
     r record;
     s int;
 BEGIN
-    PERFORM awa.check_schema(p_schema);
-    PERFORM awa.require_read_committed();
+    PERFORM awa_internal.check_schema(p_schema);
+    PERFORM awa_internal.require_read_committed();
     rescued := 0;
-    IF awa.ring_try_serializer('claim') IS NULL THEN
+    IF awa_internal.ring_try_serializer('claim') IS NULL THEN
         outcome := 'blocked';
         RETURN;
     END IF;
@@ -48,9 +48,9 @@ BEGIN
             ' LIMIT 500', 'lease_claims_' || s, 'lease_claim_closures_' || s)
           USING v_timeout
         LOOP
-            CONTINUE WHEN NOT awa.private_try_xact_lock(
-                awa.attempt_lock_key((r.receipt).job_id, (r.receipt).run_lease));
-            PERFORM awa.fail_attempt(r.receipt, 'rescued', 'rescued: ' || r.why, NULL);
+            CONTINUE WHEN NOT awa_internal.private_try_xact_lock(
+                awa_internal.attempt_lock_key((r.receipt).job_id, (r.receipt).run_lease));
+            PERFORM awa_internal.fail_attempt(r.receipt, 'rescued', 'rescued: ' || r.why, NULL);
             rescued := rescued + 1;
         END LOOP;
     END LOOP;

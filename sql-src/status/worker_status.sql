@@ -1,6 +1,6 @@
 -- The workers as shared memory shows them.
 
-CREATE OR REPLACE FUNCTION awa.maintenance_worker_status(
+CREATE OR REPLACE FUNCTION awa_internal.maintenance_worker_status(
     OUT database name, OUT pid int, OUT state text, OUT state_since timestamptz,
     OUT started_at timestamptz, OUT leader_since timestamptz,
     OUT rotations jsonb, OUT prunes jsonb,
