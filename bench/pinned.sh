@@ -188,7 +188,7 @@ install_system() {
               "${psql[@]}" -f "$work/awa.sql" >/dev/null
               wait_for "SELECT state = 'leader' FROM awa.maintenance_status WHERE database = '$db'" 120 \
                        "the awa_bgw worker to lead"
-              wait_for "SELECT awa.ring_authority() = 'ledger'" 120 "the ring authority to be the ledger" ;;
+              wait_for "SELECT awa_internal.ring_authority() = 'ledger'" 120 "the ring authority to be the ledger" ;;
         pgq)  q "CREATE EXTENSION pgq" >/dev/null
               "${psql[@]}" -v rotation="$rotation seconds" -f "$work/pgq.sql" >/dev/null ;;
     esac

@@ -87,7 +87,7 @@ BEGIN
         IF bench.logging() THEN
             INSERT INTO bench.completed
             SELECT u.i, u.l FROM unnest(ids, leases) u(i, l)
-             WHERE EXISTS (SELECT 1 FROM awa.job_records(u.i) r
+             WHERE EXISTS (SELECT 1 FROM awa_internal.job_records(u.i) r
                             WHERE r.run_lease = u.l AND r.state = 'completed');
             INSERT INTO bench.claimed SELECT * FROM unnest(next_ids, next_leases);
         END IF;

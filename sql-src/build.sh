@@ -5,7 +5,8 @@
 # A list names one piece per line, relative to sql-src/; blank lines and lines
 # starting with # are skipped. Every object is defined once: a list whose pieces
 # create the same function, procedure, view, table, type or sequence twice (or
-# comment on it twice) is refused, naming the object and both pieces.
+# comment on it twice) is refused, naming the object and both pieces, and so is a
+# function name defined in both schemas awa and awa_internal.
 #
 # Only the version under development is built here. The scripts of released versions
 # are in released/, as they shipped, and are never edited (released/README.md).
@@ -32,6 +33,17 @@ done | awk '{ key = $1 " " $2 " " $3 } seen[key] { print $2 " " $3 ": " $1 " in 
 if [ -n "$twice" ]; then
 	echo "sql-src/build.sh: $list defines an object twice (define each once, in one piece):" >&2
 	echo "$twice" >&2
+	exit 1
+fi
+
+# no function name in both schemas awa and awa_internal: grants/roles.sql looks the group
+# roles' functions up by name in either (docs/proposals/internal_schema.md)
+both=$(for p in $files; do
+	sed -n -E 's/^CREATE( OR REPLACE)? (FUNCTION|PROCEDURE) (awa|awa_internal)\.([A-Za-z0-9_]+).*/\3 \4/p' "$p"
+done | sort -u | awk '{ n[$2]++ } n[$2] == 2 { print $2 }')
+if [ -n "$both" ]; then
+	echo "sql-src/build.sh: $list defines a function in both awa and awa_internal:" >&2
+	echo "$both" >&2
 	exit 1
 fi
 

@@ -29,7 +29,7 @@ $$;
 -- the oldest sealed slot is derived from the cursor: none at generation 0, the slot
 -- after the cursor once the ring is full
 SELECT s, g, o.* FROM (VALUES (0, 0), (1, 1), (3, 3), (7, 7), (0, 8), (5, 21)) v(s, g)
-  LEFT JOIN LATERAL awa.ring_oldest_sealed(s, g, 8) o ON true;
+  LEFT JOIN LATERAL awa_internal.ring_oldest_sealed(s, g, 8) o ON true;
 SELECT * FROM awa.prune('awa', 'queue');
 SELECT sqlstate_of($$SELECT * FROM awa.prune('awa', 'nosuch')$$);
 SELECT sqlstate_of($$SELECT * FROM awa.prune('other', 'queue')$$);

@@ -280,12 +280,12 @@ SELECT * FROM tombstone_index_pages;
 -- Internal functions called by hand with bad input: a caller's mistake gets the SQLSTATE
 -- of bad input and a hint, never an internal one (XX000-XX002). A bad ring or
 -- authority is 22023, not corruption (XX001)
-SELECT sqlstate_of($$SELECT awa.ring_append('nosuch', 'ledger', 2, 2, 8)$$) AS unknown_ring,
-       sqlstate_of($$SELECT awa.ring_append('lease', 'columns', 2, 2, 8)$$) AS old_authority,
-       sqlstate_of($$SELECT awa.ring_append('lease', NULL, 2, 2, 8)$$) AS no_authority;
+SELECT sqlstate_of($$SELECT awa_internal.ring_append('nosuch', 'ledger', 2, 2, 8)$$) AS unknown_ring,
+       sqlstate_of($$SELECT awa_internal.ring_append('lease', 'columns', 2, 2, 8)$$) AS old_authority,
+       sqlstate_of($$SELECT awa_internal.ring_append('lease', NULL, 2, 2, 8)$$) AS no_authority;
 -- and an internal entry point called by hand with NULLs: 22004 with a hint, not XX000
-SELECT sqlstate_of($$SELECT awa.enqueue_ready('q', 0::smallint, NULL)$$) AS no_jobs,
-       sqlstate_of($$SELECT awa.enqueue_ready('q', 0::smallint, ARRAY[NULL]::awa.new_job[])$$)
+SELECT sqlstate_of($$SELECT awa_internal.enqueue_ready('q', 0::smallint, NULL)$$) AS no_jobs,
+       sqlstate_of($$SELECT awa_internal.enqueue_ready('q', 0::smallint, ARRAY[NULL]::awa.new_job[])$$)
          AS null_job;
 
 -- The C hot paths write the ring children as an INSERT into them would: a CHECK that a

@@ -28,7 +28,7 @@ SELECT sqlstate_of($$SELECT * FROM awa.promote_deferred('awa')$$);
 SELECT sqlstate_of($$SELECT * FROM awa.ring_cursor('queue')$$);
 SELECT sqlstate_of($$SELECT count(*) FROM awa.ready_entries$$);
 SELECT sqlstate_of($$INSERT INTO awa.queue_ring_rotations VALUES (1, 1)$$);
-SELECT sqlstate_of($$SELECT awa.enqueue_ready('app', 0::smallint, '{}')$$);
+SELECT sqlstate_of($$SELECT awa_internal.enqueue_ready('app', 0::smallint, '{}')$$);
 SELECT sqlstate_of($$SELECT * FROM awa.maintenance_status$$);
 RESET ROLE;
 
@@ -50,13 +50,13 @@ SELECT count(*) AS lanes, (SELECT count(*) FROM pg_locks WHERE pid = pg_backend_
 -- ... under the key SQL builds for that lane (the C claim builds its own: they agree)
 SELECT count(*) AS lanes_held_by_sql_key
   FROM awa.queue_lanes l
- WHERE l.queue = 'locks' AND awa.private_xact_lock_held(awa.claim_lock_key(l.lane_id));
+ WHERE l.queue = 'locks' AND awa_internal.private_xact_lock_held(awa_internal.claim_lock_key(l.lane_id));
 COMMIT;
 -- and a complete, under the attempt's key as SQL builds it
 SELECT run_lease AS lease4 FROM awa.lease_claims WHERE job_id = 4 \gset
 BEGIN;
 SELECT awa.complete(4, :lease4);
-SELECT awa.private_xact_lock_held(awa.attempt_lock_key(4, :lease4)) AS attempt_key_held;
+SELECT awa_internal.private_xact_lock_held(awa_internal.attempt_lock_key(4, :lease4)) AS attempt_key_held;
 SELECT c.relname, l.mode
   FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
  WHERE l.pid = pg_backend_pid() AND c.relnamespace = 'awa'::regnamespace
@@ -74,10 +74,10 @@ SELECT c.relname, l.mode
 COMMIT;
 
 -- the SQL keys hash the names the locks had as advisory keys
-SELECT awa.claim_lock_key(7) = hashtextextended('awa.claim:7', 0) AS claim_key,
-       awa.attempt_lock_key(4, 4611686018427387904)
+SELECT awa_internal.claim_lock_key(7) = hashtextextended('awa.claim:7', 0) AS claim_key,
+       awa_internal.attempt_lock_key(4, 4611686018427387904)
          = hashtextextended('awa.attempt:4:4611686018427387904', 0) AS attempt_key,
-       awa.ring_serializer_key('queue')
+       awa_internal.ring_serializer_key('queue')
          = hashtextextended('awa.queue_storage.ring_rotation:awa:queue', 0) AS serializer_key;
 
 DROP OWNED BY awa_test_app;

@@ -6,7 +6,7 @@
 \i sql/fresh.inc
 \i sql/carried_scenario.inc
 SELECT p.lane_seq = (SELECT lane_seq FROM awa.lease_claims WHERE kind = 'c') AS position_is_c
-  FROM awa.lane_window(:cf_lane) p;
+  FROM awa_internal.lane_window(:cf_lane) p;
 -- the carried copy of A lost the window it had (it is not the position)
 SELECT kind, claim_slot, win_hi IS NOT NULL AS has_window FROM awa.lease_claims ORDER BY kind;
 

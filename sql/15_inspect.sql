@@ -170,11 +170,11 @@ COMMIT;
 SELECT p.oid::regprocedure AS function, has_function_privilege('public', p.oid, 'EXECUTE')
        AS public_may_run
   FROM pg_proc p
- WHERE p.pronamespace = 'awa'::regnamespace
+ WHERE p.pronamespace IN ('awa'::regnamespace, 'awa_internal'::regnamespace)
    AND p.proname IN ('job', 'jobs', 'retry_failed', 'retry_failed_queue', 'purge_failed',
                      'cancel', 'cancel_queue', 'job_records', 'job_in_snapshot',
                      'requeue_failed')
- ORDER BY 1::text;
+ ORDER BY p.oid::regprocedure::text COLLATE "C";
 CREATE ROLE awa_inspect_app LOGIN;
 GRANT USAGE ON SCHEMA awa TO awa_inspect_app;
 GRANT EXECUTE ON FUNCTION awa.job(bigint) TO awa_inspect_app;

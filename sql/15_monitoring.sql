@@ -79,7 +79,7 @@ SELECT count(*) FILTER (WHERE kind = 'gate') AS gate_rows FROM awa.horizon_pins;
 SELECT sqlstate_of($$SELECT count(*) FROM awa.ready_entries$$);
 SELECT sqlstate_of($$SELECT count(*) FROM awa.terminal_jobs$$);
 SELECT sqlstate_of($$SELECT awa.stats_reset()$$);
-SELECT sqlstate_of($$SELECT * FROM awa.queue_stats_in_snapshot('1 minute')$$);
+SELECT sqlstate_of($$SELECT * FROM awa_internal.queue_stats_in_snapshot('1 minute')$$);
 RESET ROLE;
 -- a role that is not a member reads none of them
 SET ROLE awa_test_plain;
@@ -95,7 +95,7 @@ RESET ROLE;
 GRANT USAGE ON SCHEMA awa TO awa_test_plain;
 SET ROLE awa_test_plain;
 SELECT sqlstate_of($$SELECT * FROM awa.queue_stats$$);
-SELECT sqlstate_of($$SELECT * FROM awa.ring_status_rows()$$);
+SELECT sqlstate_of($$SELECT * FROM awa_internal.ring_status_rows()$$);
 SELECT sqlstate_of($$SELECT * FROM awa.worker_stats$$);
 SELECT sqlstate_of($$SELECT awa.stats_reset()$$);
 RESET ROLE;

@@ -22,11 +22,12 @@ SELECT count(*) AS role_members_of_extension
 -- a role that holds the extension's grants cannot be dropped while it is installed
 SELECT sqlstate_of('DROP ROLE awa_monitor');
 
--- 2. What each group holds in schema awa (functions by name: an argument list may
--- change), and no table that holds jobs
+-- 2. What each group holds in schemas awa and awa_internal (functions by name: an
+-- argument list may change), and no table that holds jobs
 SELECT r.rolname, string_agg(DISTINCT p.proname, ' ' ORDER BY p.proname) AS execute
   FROM pg_proc p, aclexplode(p.proacl) a, pg_roles r
- WHERE p.pronamespace = 'awa'::regnamespace AND a.grantee = r.oid
+ WHERE p.pronamespace IN ('awa'::regnamespace, 'awa_internal'::regnamespace)
+   AND a.grantee = r.oid
    AND r.rolname IN ('awa_producer', 'awa_consumer', 'awa_monitor', 'awa_admin')
  GROUP BY r.rolname ORDER BY r.rolname;
 SELECT r.rolname, string_agg(c.relname || ':' || a.privilege_type, ' ' ORDER BY c.relname)
@@ -40,16 +41,33 @@ SELECT r.rolname, has_schema_privilege(r.oid, 'awa', 'USAGE') AS usage,
   FROM pg_roles r
  WHERE r.rolname IN ('awa_producer', 'awa_consumer', 'awa_monitor', 'awa_admin')
  ORDER BY r.rolname;
+-- awa_internal: nobody but its owner (the extension's) may use it: no ACL at all, and
+-- neither PUBLIC, pg_monitor nor a group has USAGE or CREATE
+SELECT pg_get_userbyid(n.nspowner) = pg_get_userbyid(e.extowner) AS extension_owner_owns,
+       n.nspacl IS NULL AS no_acl
+  FROM pg_namespace n, pg_extension e
+ WHERE n.nspname = 'awa_internal' AND e.extname = 'awa_bgw';
+SELECT r.rolname, has_schema_privilege(r.oid, 'awa_internal', 'USAGE') AS usage,
+       has_schema_privilege(r.oid, 'awa_internal', 'CREATE') AS "create"
+  FROM pg_roles r
+ WHERE r.rolname IN ('awa_producer', 'awa_consumer', 'awa_monitor', 'awa_admin', 'pg_monitor')
+ ORDER BY r.rolname;
+SELECT count(*) AS public_execute_in_awa_internal
+  FROM pg_proc p
+ WHERE p.pronamespace = 'awa_internal'::regnamespace
+   AND has_function_privilege('public', p.oid, 'EXECUTE');
 -- awa_monitor reads exactly what pg_monitor reads (no row: no difference)
 WITH privs AS (
     SELECT a.grantee, 'function ' || p.oid::regprocedure AS object, a.privilege_type
-      FROM pg_proc p, aclexplode(p.proacl) a WHERE p.pronamespace = 'awa'::regnamespace
+      FROM pg_proc p, aclexplode(p.proacl) a
+     WHERE p.pronamespace IN ('awa'::regnamespace, 'awa_internal'::regnamespace)
     UNION ALL
     SELECT a.grantee, 'relation ' || c.oid::regclass, a.privilege_type
       FROM pg_class c, aclexplode(c.relacl) a WHERE c.relnamespace = 'awa'::regnamespace
     UNION ALL
-    SELECT a.grantee, 'schema awa', a.privilege_type
-      FROM pg_namespace n, aclexplode(n.nspacl) a WHERE n.nspname = 'awa')
+    SELECT a.grantee, 'schema ' || n.nspname, a.privilege_type
+      FROM pg_namespace n, aclexplode(n.nspacl) a
+     WHERE n.nspname IN ('awa', 'awa_internal'))
 (SELECT 'pg_monitor only' AS diff, object, privilege_type FROM privs
   WHERE grantee = 'pg_monitor'::regrole
  EXCEPT
@@ -195,6 +213,25 @@ SET ROLE awa_r17_nobody;
 SELECT sqlstate_of($$SELECT awa.enqueue('r17', 'x')$$);
 SELECT sqlstate_of($$SELECT count(*) FROM awa.queue_stats$$);
 RESET ROLE;
+
+-- 9. A role granted USAGE on awa and EXECUTE on enqueue, claim and job alone uses them
+-- (their internals run as the owner), and cannot name an internal, whatever it holds on
+-- the function
+CREATE ROLE awa_r17_direct LOGIN;
+GRANT USAGE ON SCHEMA awa TO awa_r17_direct;
+GRANT EXECUTE ON FUNCTION
+    awa.enqueue(text, text, jsonb, int, timestamptz, int, text, interval, text[]),
+    awa.claim(text, int, interval, interval), awa.job(bigint),
+    awa_internal.ring_slot_count(text) TO awa_r17_direct;
+SET ROLE awa_r17_direct;
+SELECT awa.enqueue('r17_direct', 'd') AS direct_id \gset
+SELECT kind, state FROM awa.job(:direct_id);
+SELECT kind FROM awa.claim('r17_direct');
+SELECT sqlstate_of($$SELECT awa_internal.ring_slot_count('queue')$$);
+SELECT sqlstate_of($$SELECT * FROM awa.ring_cursor('queue')$$);
+RESET ROLE;
+DROP OWNED BY awa_r17_direct;
+DROP ROLE awa_r17_direct;
 
 DROP ROLE awa_r17_producer, awa_r17_consumer, awa_r17_monitor, awa_r17_admin,
     awa_r17_tenant, awa_r17_nobody;

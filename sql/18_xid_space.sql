@@ -10,7 +10,7 @@
 -- sequence stands behind its rows, and the rebase sets it.
 \i sql/fresh.inc
 SELECT awa.xid_space_state() AS state, count(*) AS marks,
-       bool_and(system_identifier = awa.cluster_system_identifier()) AS this_cluster
+       bool_and(system_identifier = awa_internal.cluster_system_identifier()) AS this_cluster
   FROM awa.xid_space;
 
 -- two lanes (priorities 0 and 1); job 1 completed, job 2 running, job 3 cancelled before
@@ -44,7 +44,7 @@ SELECT sqlstate_of($$SELECT awa.cancel(4)$$);
 -- the first enqueue rebases, in its own transaction
 SELECT awa.enqueue('xs', 'new') AS new_job;
 SELECT awa.xid_space_state() AS state, count(*) AS marks,
-       bool_and(system_identifier = awa.cluster_system_identifier()) AS this_cluster
+       bool_and(system_identifier = awa_internal.cluster_system_identifier()) AS this_cluster
   FROM awa.xid_space;
 SELECT count(*) FILTER (WHERE txid = '0') AS restored_txid_0, count(*) AS entries
   FROM awa.ready_entries;
@@ -69,11 +69,11 @@ SELECT awa.xid_space_state() AS state;
 -- after its tables); the rebase of an enqueue or claim sets it
 INSERT INTO awa.xid_space (system_identifier) VALUES (42);
 SELECT setval('awa.job_id_seq', 1);
-SELECT awa.sequences_behind();
+SELECT awa_internal.sequences_behind();
 SELECT awa.adopt_xid_space(false);
 SELECT awa.xid_space_state() AS state;
 SELECT awa.adopt_xid_space();
-SELECT awa.sequences_behind(), awa.sequence_last('awa.job_id_seq') AS job_id_seq;
+SELECT awa_internal.sequences_behind(), awa_internal.sequence_last('awa.job_id_seq') AS job_id_seq;
 SELECT awa.adopt_xid_space();
 
 -- a restore's CREATE EXTENSION (row_security off, as every dump sets it) leaves no mark;

@@ -216,7 +216,7 @@ sub ring_round
 	$insert->();
 	wait_until(
 		"$ring ring rotated past generation $gen and pruned its traffic",
-		"SELECT c.generation > $gen AND awa.ring_is_idle('$ring')
+		"SELECT c.generation > $gen AND awa_internal.ring_is_idle('$ring')
 		   FROM awa.ring_cursor('$ring') c");
 	return;
 }
@@ -344,12 +344,12 @@ wait_until('the closure has left the claim ring, counted into the pruned history
 	q{SELECT NOT EXISTS (SELECT 1 FROM awa.lease_claim_closures x
 	                       JOIN awa.lease_claims c USING (claim_slot, job_id, run_lease)
 	                      WHERE c.queue = 'q_first')
-	     AND (SELECT completed FROM awa.queue_pruned_terminal_counts('q_first')) > 0});
+	     AND (SELECT completed FROM awa_internal.queue_pruned_terminal_counts('q_first')) > 0});
 isnt(filenode('lease_claim_closures_0'), $closures0, 'lease_claim_closures_0 was truncated');
 ok(sql(q{SELECT generation FROM awa.ring_cursor('queue')}) >= 1,
 	'queue ring rotated');
 is( sql(
-		q{SELECT completed || ':' || failed FROM awa.queue_pruned_terminal_counts('q_first')}),
+		q{SELECT completed || ':' || failed FROM awa_internal.queue_pruned_terminal_counts('q_first')}),
 	'1:0',
 	'claim prune appended the closure\'s terminal count to the pruned history, once');
 ok(counter('rotations', 'queue', 'rotated') >= 1, 'status counts the rotation');
@@ -665,7 +665,7 @@ is( sql(
 reload_with('RESET awa_bgw.queue_rotate_interval');
 wait_until('back at 100 ms the queue ring rotates',
 	"SELECT generation > $slow_gen FROM awa.ring_cursor('queue')");
-wait_until('queue ring idle again', q{SELECT awa.ring_is_idle('queue')});
+wait_until('queue ring idle again', q{SELECT awa_internal.ring_is_idle('queue')});
 wait_until('with the entry pruned, the receipt is no longer carried',
 	"SELECT count(*) = 0 FROM awa.lease_claims WHERE job_id = $slow_job");
 

@@ -107,7 +107,7 @@ COMMIT;});
 		  . " and truncates slot $slot",
 		qq{SELECT c.generation > $gen
 		          AND pg_relation_filenode('awa.ready_entries_$slot') <> $fn
-		          AND awa.ring_is_idle('queue')
+		          AND awa_internal.ring_is_idle('queue')
 		     FROM awa.ring_cursor('queue') c});
 	my $cond = join ' AND ', map {
 		my $n = $node->worker_status("(rotations->'$_'->>'skipped_idle')::bigint");
@@ -209,7 +209,7 @@ is($standby->worker_status('errors'), '0', 'no error on the promoted worker');
 # a physical replica is the same cluster: its rows keep their transaction ids, and the
 # mark recorded on the primary is its own (docs/storage.md A.17); nothing is rebased
 is( $standby->safe_psql('postgres',
-		q{SELECT awa.xid_space_state() || ' ' || bool_and(system_identifier = awa.cluster_system_identifier())
+		q{SELECT awa.xid_space_state() || ' ' || bool_and(system_identifier = awa_internal.cluster_system_identifier())
 		    FROM awa.xid_space}),
 	'own true', 'promoted: the mark of the xid space is this cluster\'s');
 is($standby->count_in_log(qr/rebased the jobs of database/), 0, 'promoted: nothing was rebased');

@@ -5,8 +5,9 @@
 #    -> 0.8 a fresh 0.8's (pg_dump --schema-only --binary-upgrade, which dumps every
 #    member object, with OIDs and dropped-column placeholders filtered out), after
 #    0.8 -> 0.9 and after 0.6 -> 0.7 -> flip -> 0.8 -> 0.9 a fresh 0.9's; a 0.6
-#    catalog differs (the comparison can fail); after 0.9 -> 0.10 a fresh 0.10's, both
-#    with this cluster's mark of the xid space;
+#    catalog differs (the comparison can fail); after 0.9 -> 0.10 and after 0.8 -> 0.10
+#    (one UPDATE) a fresh 0.10's, with this cluster's mark of the xid space; the
+#    internals moved to awa_internal keep their OIDs, privileges and comments;
 # 2. the 0.7 library idles in needs_upgrade on a 0.6 schema and starts by itself after
 #    ALTER EXTENSION ... UPDATE; in columns authority it rotates by the compat path;
 #    awa_bgw.auto_flip = off keeps the authority; a fresh pre-flip runtime holds the
@@ -70,7 +71,8 @@ sub config_tables
 		   WHERE e.extname = 'awa_bgw'});
 }
 
-for my $db (qw(fresh07 up07 old06 fresh08 up08 fresh09 up09 up0609 fresh010 up010 grants010))
+for my $db (qw(fresh07 up07 old06 fresh08 up08 fresh09 up09 up0609 fresh010 up010 up0810
+	grants010))
 {
 	sql('postgres', "CREATE DATABASE $db");
 }
@@ -96,6 +98,9 @@ sql('fresh010', "CREATE EXTENSION awa_bgw VERSION '0.10'");
 sql('up010',   "CREATE EXTENSION awa_bgw VERSION '0.9'");
 sql('up010',   "SELECT awa.enqueue('q', 'k') FROM generate_series(1, 3)");
 sql('up010',   "ALTER EXTENSION awa_bgw UPDATE TO '0.10'");
+sql('up0810',  "CREATE EXTENSION awa_bgw VERSION '0.8'");
+sql('up0810',  "SELECT awa.enqueue('q', 'k') FROM generate_series(1, 3)");
+sql('up0810',  "ALTER EXTENSION awa_bgw UPDATE TO '0.10'");
 
 my $fresh07 = schema_dump('fresh07');
 ok(length($fresh07) > 100000 && $fresh07 =~ /CREATE FUNCTION awa\.flip_ring_authority/,
@@ -122,12 +127,16 @@ isnt($fresh010, $fresh09, 'a fresh 0.10 catalog differs from 0.9 (control)');
 is(schema_dump('up010'), $fresh010, '0.9 -> 0.10 with queued jobs: the catalog equals a fresh 0.10');
 is(config_tables('up010'), config_tables('fresh010'), '... and so do the tables pg_dump keeps');
 my $mark_q = q{SELECT awa.xid_space_state() || ' ' || count(*)
-                 || ' ' || bool_and(system_identifier = awa.cluster_system_identifier())
+                 || ' ' || bool_and(system_identifier = awa_internal.cluster_system_identifier())
                  FROM awa.xid_space};
 is(sql('fresh010', $mark_q), 'own 1 true', '... a fresh 0.10 records this cluster\'s mark');
 is(sql('up010', $mark_q), 'own 1 true', '... and so does the upgrade to 0.10');
 is(sql('up0609', "SELECT count(*) FROM awa.claim('q', 10)"), '3',
 	'... and the jobs queued under 0.6 are claimed under 0.9');
+is(schema_dump('up0810'), $fresh010,
+	'0.8 -> 0.9 -> 0.10 (one UPDATE from 0.8, with queued jobs): the catalog equals a fresh 0.10');
+is(sql('up0810', "SELECT count(*) FROM awa.claim('q', 10)"), '3',
+	'... and the jobs queued under 0.8 are claimed under 0.10');
 
 # a DBA's grants on 0.9's smallint forms pass to 0.10's int forms, which replace them
 sql('grants010', "CREATE EXTENSION awa_bgw VERSION '0.9'");
@@ -136,6 +145,11 @@ sql('grants010', q{CREATE ROLE t010_app LOGIN;
   GRANT EXECUTE ON FUNCTION
       awa.enqueue(text, text, jsonb, smallint, timestamptz, int, text, interval, text[]),
       awa.register_queue(text, smallint) TO t010_app WITH GRANT OPTION});
+# (and on an internal, and every function's OID, privileges and comment, to compare)
+sql('grants010', q{GRANT EXECUTE ON FUNCTION awa.ring_status_rows() TO t010_app;
+  CREATE TABLE public.t010_before AS
+  SELECT p.oid, p.proname, p.proacl::text AS acl, obj_description(p.oid, 'pg_proc') AS comment
+    FROM pg_proc p WHERE p.pronamespace = 'awa'::regnamespace});
 sql('grants010', "ALTER EXTENSION awa_bgw UPDATE TO '0.10'");
 is(sql('grants010', q{SELECT string_agg(p.oid::regprocedure || ' ' || a.is_grantable, ', '
                                         ORDER BY p.oid::regprocedure::text)
@@ -148,6 +162,28 @@ is(sql('grants010', q{SELECT string_agg(p.oid::regprocedure || ' ' || a.is_grant
 is(sql('grants010', q{SET ROLE t010_app;
   SELECT awa.enqueue('g', 'k', priority => 5) > 0 AND awa.enqueue('g', 'k', '{}', 4::smallint) > 0}),
 	't', '... and enqueues with priority => 5, and with a smallint as before');
+# the internals moved with ALTER FUNCTION ... SET SCHEMA: every function of 0.9 but the
+# four retired smallint forms and leader_key_holders keeps its OID, privileges (a DBA's
+# grant on an internal too) and comment
+is(sql('grants010', q{SELECT string_agg(b.proname, ' ' ORDER BY b.proname)
+                        FROM public.t010_before b LEFT JOIN pg_proc p ON p.oid = b.oid
+                       WHERE p.oid IS NULL}),
+	'check_job enqueue leader_key_holders register_queue schedule',
+	'0.9 -> 0.10: only the retired forms and leader_key_holders are gone');
+is(sql('grants010', q{SELECT count(*) FILTER (WHERE p.pronamespace = 'awa_internal'::regnamespace)
+                             || ' ' || count(*) FILTER (WHERE p.proacl::text IS DISTINCT FROM b.acl)
+                        FROM public.t010_before b JOIN pg_proc p ON p.oid = b.oid}),
+	'103 0', '... 103 of them are in awa_internal now, none with other privileges');
+# (0.10 comments the four functions of awa that had none; no other comment changes)
+is(sql('grants010', q{SELECT string_agg(b.proname || ':' || (b.comment IS NULL), ' '
+                                        ORDER BY b.proname)
+                        FROM public.t010_before b JOIN pg_proc p ON p.oid = b.oid
+                       WHERE obj_description(p.oid, 'pg_proc') IS DISTINCT FROM b.comment}),
+	'entry_unclaimed:true horizon_pins_at:true queue_stats_rows:true ring_slot_blocker:true',
+	'... and the same comment, but on the four API functions 0.10 comments first');
+is(sql('grants010', q{SELECT has_function_privilege('t010_app',
+                                                    'awa_internal.ring_status_rows()', 'EXECUTE')}),
+	't', '... and the DBA\'s grant on an internal is kept');
 
 # ---- 2. the worker across the upgrade ------------------------------------------------
 my $log_offset = -s $node->logfile;

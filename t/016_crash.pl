@@ -94,7 +94,7 @@ wait_until('a worker leads again after the restart',
 for my $ring (@rings)
 {
 	is( sql("SELECT c.generation = (SELECT max(generation) FROM awa.${ring}_ring_rotations)
-	                AND c.slot = c.generation % awa.ring_slot_count('$ring')
+	                AND c.slot = c.generation % awa_internal.ring_slot_count('$ring')
 	           FROM awa.ring_cursor('$ring') c"),
 		't', "$ring ring: after the crash its cursor is its ledger's newest row");
 }
@@ -190,8 +190,8 @@ for my $ring (@rings)
 	is( sql("SELECT c.generation = (SELECT max(generation) FROM awa.${ring}_ring_rotations)
 	                AND o.slot IS DISTINCT FROM c.slot
 	           FROM awa.ring_cursor('$ring') c
-	           LEFT JOIN LATERAL awa.ring_oldest_sealed(c.slot, c.generation,
-	                                                    awa.ring_slot_count('$ring')) o ON true"),
+	           LEFT JOIN LATERAL awa_internal.ring_oldest_sealed(c.slot, c.generation,
+	                                                    awa_internal.ring_slot_count('$ring')) o ON true"),
 		't', "$ring ring: cursor is its ledger's newest row, and prune aims at a sealed slot");
 }
 is(status('errors'), '0', 'no maintenance step failed after the restart');

@@ -164,7 +164,7 @@ is(sql(q{SELECT errors FROM awa.maintenance_status WHERE database = 'postgres'})
 # queue and claim rings are idle again) and fold it by hand, so that the worker's fold
 # below finds the bulk rows only
 wait_until('the queue and claim rings are idle again: the long job\'s slots are pruned',
-	q{SELECT awa.ring_is_idle('queue') AND awa.ring_is_idle('claim')});
+	q{SELECT awa_internal.ring_is_idle('queue') AND awa_internal.ring_is_idle('claim')});
 for (1 .. 10)
 {
 	last if sql(q{SELECT count(*) FROM awa.queue_terminal_rollup_deltas}) eq '0';

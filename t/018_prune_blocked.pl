@@ -137,7 +137,7 @@ ok(status(q{(prunes->'queue'->>'blocked')::bigint}) > $blocked0 + 5,
 my ($slot, $gen) = split /\|/, sql(q{
 	SELECT o.slot || '|' || o.generation
 	  FROM awa.ring_cursor('queue') c,
-	       awa.ring_oldest_sealed(c.slot, c.generation, awa.ring_slot_count('queue')) o});
+	       awa_internal.ring_oldest_sealed(c.slot, c.generation, awa_internal.ring_slot_count('queue')) o});
 ok(defined $gen && $gen =~ /^\d+$/, "the queue ring has a sealed slot ($slot, generation $gen)");
 is(sql("SELECT count(*) > 0 FROM awa.ready_entries WHERE ready_slot = $slot AND ready_generation = $gen"),
 	't', 'the held slot still holds its entries');

@@ -41,7 +41,7 @@ $node->poll_query_until('postgres',
 	"SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'")
   or die 'the worker did not become leader';
 # the authority is the ledger before the load (a flip during a pin would be an UPDATE)
-$node->poll_query_until('postgres', "SELECT awa.ring_authority() = 'ledger'")
+$node->poll_query_until('postgres', "SELECT awa_internal.ring_authority() = 'ledger'")
   or die 'the authority did not flip to the ledger';
 
 my @rings = qw(queue lease claim);

@@ -68,7 +68,7 @@ sql(q{LOAD 'auto_explain';
       SET auto_explain.log_min_duration = 0;
       SET auto_explain.log_nested_statements = on;
       BEGIN;
-      SELECT purged FROM awa.purge_failed_jobs('awa');
+      SELECT purged FROM awa_internal.purge_failed_jobs('awa');
       ROLLBACK;});
 ok( $node->wait_for_log(
 		qr/Query Text: DELETE FROM awa\.failed_jobs.*\n(?:.*\n)*?.*Index Scan using failed_jobs_failed_at_idx on failed_jobs x/,

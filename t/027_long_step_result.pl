@@ -31,7 +31,7 @@ is(sql('SELECT getdatabaseencoding()'), 'UTF8', 'the database is UTF8');
 #---------------------------------------------------------------------------
 # a pin holder longer than the status field (255 bytes): 11 + 900 bytes
 
-sql(q{CREATE OR REPLACE FUNCTION awa.horizon_pin_holder(p_min_age interval) RETURNS text
+sql(q{CREATE OR REPLACE FUNCTION awa_internal.horizon_pin_holder(p_min_age interval) RETURNS text
       LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp
       AS $$ SELECT 'backend 0: ' || repeat(chr(8364), 300) || ' END' $$});
 my $stood = status('folds_stood_down');

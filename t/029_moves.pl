@@ -215,7 +215,7 @@ $behind->enqueue_sessions(16, 'moved', 'upgrade');
 my $up_running = $behind->run_sql(
 	q{SELECT string_agg(job_id::text, ' ' ORDER BY job_id) FROM awa.claim('moved', 2, '1 s')});
 my $xid_before = $behind->run_sql('SELECT pg_current_xact_id()');
-my $sysid_before = $behind->run_sql('SELECT awa.cluster_system_identifier()');
+my $sysid_before = $behind->run_sql('SELECT awa_internal.cluster_system_identifier()');
 $behind->stop;
 my $up = AwaNode->create('upgraded', $SETTINGS);
 my $bindir = $up->config_data('--bindir');
@@ -229,7 +229,7 @@ my $bindir = $up->config_data('--bindir');
 $up->start;
 cmp_ok($up->run_sql('SELECT pg_current_xact_id()::text::bigint'), '>', $xid_before,
 	'pg_upgrade: the xid counter goes on from the old cluster\'s');
-isnt($up->run_sql('SELECT awa.cluster_system_identifier()'), $sysid_before,
+isnt($up->run_sql('SELECT awa_internal.cluster_system_identifier()'), $sysid_before,
 	'pg_upgrade: ... under a new system identifier');
 $up->poll_query_until('postgres',
 	q{SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'})

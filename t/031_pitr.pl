@@ -100,7 +100,7 @@ $primary->run_sql(q{SELECT pg_create_restore_point('target')});
 $primary->enqueue_sessions(16, 'pitr', 'lost');
 my %completed_after = $primary->job_id_set(sprintf($claim_complete, 10));
 is(scalar(keys %completed_after), 10, 'after it, 10 jobs are claimed and completed');
-my $sysid = $primary->run_sql('SELECT awa.cluster_system_identifier()');
+my $sysid = $primary->run_sql('SELECT awa_internal.cluster_system_identifier()');
 my $last_xid = $primary->run_sql('SELECT pg_current_xact_id()');
 my $walfile = $primary->run_sql('SELECT pg_walfile_name(pg_switch_wal())');
 $primary->wait_for('the WAL up to now is archived',
@@ -119,7 +119,7 @@ $pitr->wait_for('recovery reaches the restore point and promotes',
 	'SELECT NOT pg_is_in_recovery()');
 $pitr->wait_for('the worker leads',
 	q{SELECT state = 'leader' FROM awa.maintenance_status WHERE database = 'postgres'});
-is($pitr->run_sql('SELECT awa.cluster_system_identifier()'), $sysid,
+is($pitr->run_sql('SELECT awa_internal.cluster_system_identifier()'), $sysid,
 	'PITR keeps the system identifier');
 my $xid = $pitr->run_sql('SELECT pg_current_xact_id()');
 ok($xid > $target_xid && $xid < $last_xid,

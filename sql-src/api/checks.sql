@@ -12,7 +12,7 @@
 -- their locks (cancel, replay, the maintenance steps) need READ COMMITTED: at REPEATABLE
 -- READ and SERIALIZABLE that snapshot would be the transaction's first. Enqueue,
 -- complete, fail and heartbeat run at every level (docs/storage.md A.18).
-CREATE OR REPLACE FUNCTION awa.require_read_committed() RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.require_read_committed() RETURNS void
 LANGUAGE plpgsql STABLE
 AS $$
 BEGIN
@@ -29,7 +29,7 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION awa.check_name(p_what text, p_value text) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.check_name(p_what text, p_value text) RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 AS $$
 BEGIN
@@ -47,19 +47,19 @@ END
 $$;
 
 -- awa_bgw.max_payload_size in bytes (a superuser-only GUC: a caller cannot raise it).
-CREATE OR REPLACE FUNCTION awa.max_payload_size() RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.max_payload_size() RETURNS bigint
 LANGUAGE C STABLE STRICT
 AS 'MODULE_PATHNAME', 'awa_max_payload_size';
 
 -- Refuses a payload (job args, heartbeat progress, an error text) larger than
 -- awa_bgw.max_payload_size, before anything is written.
-CREATE OR REPLACE FUNCTION awa.check_payload(p_what text, p_bytes bigint) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.check_payload(p_what text, p_bytes bigint) RETURNS void
 LANGUAGE plpgsql STABLE
 AS $$
 BEGIN
-    IF p_bytes > awa.max_payload_size() THEN
+    IF p_bytes > awa_internal.max_payload_size() THEN
         RAISE EXCEPTION '% of % bytes is larger than awa_bgw.max_payload_size (% bytes)',
-                        p_what, p_bytes, awa.max_payload_size()
+                        p_what, p_bytes, awa_internal.max_payload_size()
             USING ERRCODE = 'program_limit_exceeded',
                   HINT = 'Keep large data in a table of your own and pass its key; '
                          'a superuser can raise awa_bgw.max_payload_size.';
@@ -68,12 +68,12 @@ END
 $$;
 
 
-CREATE OR REPLACE FUNCTION awa.check_claim(p_queue text, p_max_batch int, p_deadline interval)
+CREATE OR REPLACE FUNCTION awa_internal.check_claim(p_queue text, p_max_batch int, p_deadline interval)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 AS $$
 BEGIN
-    PERFORM awa.check_name('queue', p_queue);
+    PERFORM awa_internal.check_name('queue', p_queue);
     IF p_max_batch IS NULL OR p_max_batch NOT BETWEEN 1 AND 1000 THEN
         RAISE EXCEPTION 'max_batch % is out of range', coalesce(p_max_batch::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value',
@@ -103,7 +103,7 @@ BEGIN
       FROM unnest(p_jobs) j WHERE j.run_at > now();
     FOR v_prio IN SELECT DISTINCT j.priority FROM unnest(p_jobs) j
                    WHERE j.run_at <= now() ORDER BY 1 LOOP
-        PERFORM awa.enqueue_ready(p_queue, v_prio,
+        PERFORM awa_internal.enqueue_ready(p_queue, v_prio,
             ARRAY(SELECT j FROM unnest(p_jobs) j
                    WHERE j.priority = v_prio AND j.run_at <= now()));
     END LOOP;
@@ -114,7 +114,7 @@ $$;
 -- rules, messages, SQLSTATEs and hints in the same order): enqueue_batch checks each
 -- job, and the PL/pgSQL check took a quarter of its time. The priority is an int since
 -- 0.10 (a caller's priority => 5 resolves; 0 to 9 are allowed), smallint before.
-CREATE OR REPLACE FUNCTION awa.check_job(p_queue text, p_kind text, p_args jsonb,
+CREATE OR REPLACE FUNCTION awa_internal.check_job(p_queue text, p_kind text, p_args jsonb,
                                          p_priority int, p_run_at timestamptz,
                                          p_max_attempts int)
 RETURNS void

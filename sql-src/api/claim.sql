@@ -7,7 +7,7 @@
 -- The lane's position: the window (win_lo NULL: nothing visible) and the last entry
 -- taken from it (its txid and lane_seq), and the receipt's claim_seq; all NULL when
 -- the lane has none.
-CREATE OR REPLACE FUNCTION awa.window_position(p_lane_id int, p_claim_slot int,
+CREATE OR REPLACE FUNCTION awa_internal.window_position(p_lane_id int, p_claim_slot int,
                                                p_claim_gen bigint, p_claim_slots int,
                                                OUT win_lo pg_snapshot, OUT win_hi pg_snapshot,
                                                OUT txid xid8, OUT lane_seq bigint,
@@ -18,7 +18,7 @@ AS 'MODULE_PATHNAME', 'awa_window_position';
 -- What a claim of the lane takes, in claim order, up to p_limit; the last row carries
 -- the window to record. The caller holds the lane's claim lock, and its statement took
 -- its snapshot after the lock.
-CREATE OR REPLACE FUNCTION awa.window_claimables(p_lane_id int, p_limit int,
+CREATE OR REPLACE FUNCTION awa_internal.window_claimables(p_lane_id int, p_limit int,
                                                  p_claim_slot int, p_claim_gen bigint,
                                                  p_claim_slots int, p_queue_slots int)
 RETURNS TABLE (ready_slot int, ready_generation bigint, lane_id int, lane_seq bigint,
@@ -30,7 +30,7 @@ AS 'MODULE_PATHNAME', 'awa_window_claimables';
 
 -- How many entries a claim of the lane with no limit would take (its available jobs),
 -- counted without keeping any.
-CREATE OR REPLACE FUNCTION awa.window_available(p_lane_id int, p_claim_slot int,
+CREATE OR REPLACE FUNCTION awa_internal.window_available(p_lane_id int, p_claim_slot int,
                                                 p_claim_gen bigint, p_claim_slots int,
                                                 p_queue_slots int)
 RETURNS bigint
@@ -38,7 +38,7 @@ LANGUAGE C STABLE STRICT
 AS 'MODULE_PATHNAME', 'awa_window_available';
 
 -- A hint, read without the lane's claim lock: whether a claim would take anything.
-CREATE OR REPLACE FUNCTION awa.window_has_work(p_lane_id int, p_claim_slot int,
+CREATE OR REPLACE FUNCTION awa_internal.window_has_work(p_lane_id int, p_claim_slot int,
                                                p_claim_gen bigint, p_claim_slots int,
                                                p_queue_slots int)
 RETURNS boolean
@@ -46,18 +46,18 @@ LANGUAGE C STABLE STRICT
 AS 'MODULE_PATHNAME', 'awa_window_has_work';
 
 -- The lane's position at the current claim cursor.
-CREATE OR REPLACE FUNCTION awa.lane_window(p_lane_id int)
+CREATE OR REPLACE FUNCTION awa_internal.lane_window(p_lane_id int)
 RETURNS TABLE (win_lo pg_snapshot, win_hi pg_snapshot, txid xid8, lane_seq bigint,
                claim_seq bigint)
 LANGUAGE sql STABLE
 AS $$
     SELECT p.* FROM awa.ring_cursor('claim') c,
-           awa.window_position(p_lane_id, c.slot, c.generation, awa.ring_slot_count('claim')) p
+           awa_internal.window_position(p_lane_id, c.slot, c.generation, awa_internal.ring_slot_count('claim')) p
 $$;
 
 -- Whether an entry of a lane with position p is unclaimed: in no earlier window (not
 -- visible in win_lo) and not at or before the position in the current one.
-CREATE OR REPLACE FUNCTION awa.window_unclaimed(p_txid xid8, p_lane_seq bigint,
+CREATE OR REPLACE FUNCTION awa_internal.window_unclaimed(p_txid xid8, p_lane_seq bigint,
                                                 p_lo pg_snapshot, p_hi pg_snapshot,
                                                 p_pos_txid xid8, p_pos_seq bigint)
 RETURNS boolean
@@ -75,11 +75,11 @@ $$;
 -- enqueue notes the ready slot it wrote into at once, before it can commit: the
 -- claims' window reads skip a ready child whose entries are all older than the window
 -- (docs/storage.md A.12).
-CREATE OR REPLACE FUNCTION awa.note_enqueued(p_queue text, p_jobs int, p_lane int,
+CREATE OR REPLACE FUNCTION awa_internal.note_enqueued(p_queue text, p_jobs int, p_lane int,
                                              p_ready_slot int) RETURNS void
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_note_enqueued';
-CREATE OR REPLACE FUNCTION awa.note_claimed(p_queue text, p_taken int, p_lane int) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.note_claimed(p_queue text, p_taken int, p_lane int) RETURNS void
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_note_claimed';
 
@@ -87,10 +87,10 @@ AS 'MODULE_PATHNAME', 'awa_note_claimed';
 -- epoch, read before the statement that reads the lane takes its snapshot (NULL: the
 -- lane is marked empty and nothing has given it work since); a claim that held the
 -- lane's claim lock and took nothing marks it with lane_seen_empty.
-CREATE OR REPLACE FUNCTION awa.lane_look(p_lane int) RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.lane_look(p_lane int) RETURNS bigint
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_lane_look';
-CREATE OR REPLACE FUNCTION awa.lane_seen_empty(p_lane int, p_epoch bigint) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.lane_seen_empty(p_lane int, p_epoch bigint) RETURNS void
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_lane_seen_empty';
 
@@ -113,13 +113,13 @@ AS 'MODULE_PATHNAME', 'awa_claim';
 -- One claim of the queue's lanes, taking what is there now (src/dataplane/claim.c; called by
 -- awa.claim, which runs as the extension's owner with its search_path). Per lane, in
 -- claim order (priority, then the shards from this backend's own): the empty-lane mark
--- (awa.lane_look), the lane's claim lock (tried; a busy lane is waited for up to 10 ms
--- only while nothing is taken and awa.window_has_work says it has work), a snapshot
--- taken after the lock, awa.window_claimables' entries, one receipt each (a fresh
--- awa.lease_token(), claim_seq from awa.claim_seq in (txid, lane_seq) order, the window
+-- (awa_internal.lane_look), the lane's claim lock (tried; a busy lane is waited for up to 10 ms
+-- only while nothing is taken and awa_internal.window_has_work says it has work), a snapshot
+-- taken after the lock, awa_internal.window_claimables' entries, one receipt each (a fresh
+-- awa_internal.lease_token(), claim_seq from awa.claim_seq in (txid, lane_seq) order, the window
 -- on the receipt that ends the read), inserted into the current claim child; a lane that
--- gave nothing is unlocked (awa.private_xact_unlock) and marked (awa.lane_seen_empty),
--- one that gave jobs noted (awa.note_claimed). Each of those steps can be run by hand.
+-- gave nothing is unlocked (awa_internal.private_xact_unlock) and marked (awa_internal.lane_seen_empty),
+-- one that gave jobs noted (awa_internal.note_claimed). Each of those steps can be run by hand.
 CREATE OR REPLACE FUNCTION awa.claim_now(queue text, max_batch int, deadline interval)
 RETURNS SETOF awa.claimed_job
 LANGUAGE C VOLATILE
@@ -131,23 +131,23 @@ AS 'MODULE_PATHNAME', 'awa_claim_now';
 CREATE OR REPLACE FUNCTION awa.entry_unclaimed(p_entry awa.ready_entries) RETURNS boolean
 LANGUAGE sql STABLE
 AS $$
-    SELECT awa.window_unclaimed(p_entry.txid, p_entry.lane_seq, p.win_lo, p.win_hi,
+    SELECT awa_internal.window_unclaimed(p_entry.txid, p_entry.lane_seq, p.win_lo, p.win_hi,
                                 p.txid, p.lane_seq)
-      FROM awa.lane_window(p_entry.lane_id) p
+      FROM awa_internal.lane_window(p_entry.lane_id) p
 $$;
 
 -- The lane's unclaimed, uncancelled committed entries (queue_counts' available).
-CREATE OR REPLACE FUNCTION awa.lane_available(p_lane_id int) RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.lane_available(p_lane_id int) RETURNS bigint
 LANGUAGE sql STABLE
 AS $$
-    SELECT awa.window_available(p_lane_id, c.slot, c.generation, awa.ring_slot_count('claim'),
-                                awa.ring_slot_count('queue'))
+    SELECT awa_internal.window_available(p_lane_id, c.slot, c.generation, awa_internal.ring_slot_count('claim'),
+                                awa_internal.ring_slot_count('queue'))
       FROM awa.ring_cursor('claim') c
 $$;
 
 -- Whether the queue slot holds an unclaimed, uncancelled entry of the lane (the queue
 -- prune proof; p_top is not needed here).
-CREATE OR REPLACE FUNCTION awa.lane_unclaimed_in_slot(p_lane_id int, p_slot int, p_top bigint)
+CREATE OR REPLACE FUNCTION awa_internal.lane_unclaimed_in_slot(p_lane_id int, p_slot int, p_top bigint)
 RETURNS boolean
 LANGUAGE plpgsql STABLE
 AS $$
@@ -155,9 +155,9 @@ DECLARE
     p record;
     v_live boolean;
 BEGIN
-    SELECT * INTO p FROM awa.lane_window(p_lane_id);
+    SELECT * INTO p FROM awa_internal.lane_window(p_lane_id);
     EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I r WHERE r.lane_id = $1 '
-                   'AND awa.window_unclaimed(r.txid, r.lane_seq, $2, $3, $4, $5) '
+                   'AND awa_internal.window_unclaimed(r.txid, r.lane_seq, $2, $3, $4, $5) '
                    'AND NOT EXISTS (SELECT 1 FROM awa.%I d WHERE d.lane_id = r.lane_id '
                    'AND d.lane_seq = r.lane_seq AND d.run_lease = 0))',
                    'ready_entries_' || p_slot, 'done_entries_' || p_slot)
@@ -168,7 +168,7 @@ $$;
 
 -- The receipts of a claim slot that are the position of one of the given lanes: the
 -- lane's newest receipt with a window, when it is in this slot.
-CREATE OR REPLACE FUNCTION awa.claim_slot_positions(p_slot int, p_lanes int[])
+CREATE OR REPLACE FUNCTION awa_internal.claim_slot_positions(p_slot int, p_lanes int[])
 RETURNS SETOF awa.lease_claims
 LANGUAGE plpgsql STABLE
 AS $$
@@ -177,7 +177,7 @@ BEGIN
         'SELECT t.* FROM (SELECT DISTINCT ON (c.lane_id) c.* FROM awa.%I c '
         '                  WHERE c.lane_id = ANY ($1) AND c.win_hi IS NOT NULL '
         '                  ORDER BY c.lane_id, c.claim_seq DESC) t '
-        ' WHERE t.claim_seq = (SELECT p.claim_seq FROM awa.lane_window(t.lane_id) p)',
+        ' WHERE t.claim_seq = (SELECT p.claim_seq FROM awa_internal.lane_window(t.lane_id) p)',
         'lease_claims_' || p_slot)
       USING p_lanes;
 END
@@ -186,16 +186,16 @@ $$;
 -- Whether the lane's position is still needed: the queue ring holds an entry of the
 -- lane (without a position, a lane's next window is its first, which holds every
 -- entry still in the ring).
-CREATE OR REPLACE FUNCTION awa.lane_position_needed(p_lane_id int, p_top bigint) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa_internal.lane_position_needed(p_lane_id int, p_top bigint) RETURNS boolean
 LANGUAGE sql STABLE
 AS $$ SELECT EXISTS (SELECT 1 FROM awa.ready_entries r WHERE r.lane_id = p_lane_id) $$;
 
 -- The attempt number of a receipt (its run_lease is the attempt's token, §A.6).
-CREATE OR REPLACE FUNCTION awa.receipt_attempt(p_receipt awa.lease_claims) RETURNS int
+CREATE OR REPLACE FUNCTION awa_internal.receipt_attempt(p_receipt awa.lease_claims) RETURNS int
 LANGUAGE sql IMMUTABLE
 AS $$ SELECT p_receipt.attempt $$;
 
 -- A fresh attempt token: random, at least 2^62 (src/dataplane/tokens.c).
-CREATE OR REPLACE FUNCTION awa.lease_token() RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.lease_token() RETURNS bigint
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_lease_token';

@@ -144,3 +144,23 @@ COMMENT ON FUNCTION awa.fire_due_schedules(text, timestamptz) IS
 'second): how many fired and failed';
 COMMENT ON VIEW awa.schedules IS
 'the periodic jobs: cron expression, time zone, the job, next and last run, last job id';
+
+-- the DBA's tools and monitoring calls that had no comment: every function of schema awa
+-- has one, none of awa_internal (sql/15_comments.sql)
+COMMENT ON FUNCTION awa.entry_unclaimed(awa.ready_entries) IS
+'whether a ready entry is still unclaimed (its lane''s window read at this snapshot); the '
+'alert queries of docs/operations.md use it';
+COMMENT ON FUNCTION awa.horizon_pins_at(interval) IS
+'the sessions, prepared transactions, replication slots and standbys that hold the xmin '
+'horizon back, with their age and whether they pin it for at least the given age '
+'(awa.horizon_pins reads it)';
+COMMENT ON FUNCTION awa.queue_stats_rows(interval) IS
+'per queue: available, scheduled and running jobs, the oldest available, and outcomes in '
+'total and in the window given (awa.queue_stats reads it, with a one-minute window)';
+COMMENT ON FUNCTION awa.ring_slot_blocker(text, int) IS
+'the first family whose child in the ring slot holds a row, ''locked'' when a child cannot '
+'be read without waiting, NULL when the slot is empty: what keeps it from being pruned';
+COMMENT ON FUNCTION awa.xid_space_state() IS
+'the mark of the xid space of the rows: own (this cluster''s), moved (another '
+'cluster''s: they are rebased before a claim), fresh (no mark, no job) or unmarked (jobs '
+'but no mark)';

@@ -1,7 +1,7 @@
 -- The ends of an attempt, and cancel.
 --
 -- Completing one attempt, in C (src/dataplane/complete.c): the attempt's lock, its open receipt
--- (awa.open_receipt), then what awa.close_attempts(ARRAY[receipt], 'completed',
+-- (awa_internal.open_receipt), then what awa_internal.close_attempts(ARRAY[receipt], 'completed',
 -- 'completed', NULL) writes: a closure in the receipt's claim slot and a done entry
 -- (run_lease: the attempt number, A.6) in the current queue slot.
 CREATE OR REPLACE FUNCTION awa.complete(job_id bigint, run_lease bigint) RETURNS boolean
@@ -18,7 +18,7 @@ SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_complete_batch';
 
 -- Failing an attempt, in C (src/dataplane/attempts.c): the attempt's lock, its open receipt, then what
--- awa.fail_attempt(receipt, 'failed', error, retry_in) writes.
+-- awa_internal.fail_attempt(receipt, 'failed', error, retry_in) writes.
 CREATE OR REPLACE FUNCTION awa.fail(job_id bigint, run_lease bigint, error text,
                          retry_in interval DEFAULT NULL)
 RETURNS boolean
@@ -48,18 +48,18 @@ DECLARE
     v_cur record;
     v_queue text;
 BEGIN
-    PERFORM awa.require_read_committed();
+    PERFORM awa_internal.require_read_committed();
     -- hold off prune (its TRUNCATE is not MVCC-safe) before the lookups below take
     -- their snapshots
     PERFORM awa.hold_ring_families();
     -- scheduled or waiting for a retry
     SELECT d.queue INTO v_queue FROM awa.deferred_jobs d WHERE d.job_id = cancel.job_id;
     IF FOUND THEN
-        PERFORM awa.require_queue_privilege(v_queue, 'manage');
+        PERFORM awa_internal.require_queue_privilege(v_queue, 'manage');
     END IF;
     DELETE FROM awa.deferred_jobs d WHERE d.job_id = cancel.job_id RETURNING * INTO v_def;
     IF v_def.job_id IS NOT NULL THEN
-        PERFORM awa.require_queue_privilege(v_def.queue, 'manage');
+        PERFORM awa_internal.require_queue_privilege(v_def.queue, 'manage');
         SELECT * INTO v_cur FROM awa.ring_cursor('queue');
         INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
                                       lane_id, lane_seq, queue, priority, kind, state,
@@ -69,9 +69,9 @@ BEGIN
         RETURN true;
     END IF;
     -- available: under its lane's claim lock, so no claimer takes it meanwhile
-    FOR v_entry IN SELECT * FROM awa.find_ready_entry(cancel.job_id) ORDER BY attempt DESC LOOP
-        PERFORM awa.require_queue_privilege(v_entry.queue, 'manage');
-        PERFORM awa.private_xact_lock(awa.claim_lock_key(v_entry.lane_id));
+    FOR v_entry IN SELECT * FROM awa_internal.find_ready_entry(cancel.job_id) ORDER BY attempt DESC LOOP
+        PERFORM awa_internal.require_queue_privilege(v_entry.queue, 'manage');
+        PERFORM awa.private_xact_lock(awa_internal.claim_lock_key(v_entry.lane_id));
         IF awa.entry_unclaimed(v_entry) THEN
             INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
                                           lane_id, lane_seq, queue, priority, kind, state,
@@ -84,12 +84,12 @@ BEGIN
         EXIT;
     END LOOP;
     -- running
-    FOR v_receipt IN SELECT * FROM awa.find_open_receipt(cancel.job_id) LOOP
-        PERFORM awa.require_queue_privilege(v_receipt.queue, 'manage');
-        PERFORM awa.private_xact_lock(awa.attempt_lock_key(v_receipt.job_id, v_receipt.run_lease));
-        SELECT * INTO v_receipt FROM awa.open_receipt(v_receipt.job_id, v_receipt.run_lease);
+    FOR v_receipt IN SELECT * FROM awa_internal.find_open_receipt(cancel.job_id) LOOP
+        PERFORM awa_internal.require_queue_privilege(v_receipt.queue, 'manage');
+        PERFORM awa.private_xact_lock(awa_internal.attempt_lock_key(v_receipt.job_id, v_receipt.run_lease));
+        SELECT * INTO v_receipt FROM awa_internal.open_receipt(v_receipt.job_id, v_receipt.run_lease);
         IF v_receipt.job_id IS NOT NULL THEN
-            PERFORM awa.close_attempts(ARRAY[v_receipt], 'cancelled', 'cancelled', NULL);
+            PERFORM awa_internal.close_attempts(ARRAY[v_receipt], 'cancelled', 'cancelled', NULL);
             RETURN true;
         END IF;
     END LOOP;

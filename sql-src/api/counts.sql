@@ -8,7 +8,7 @@
 -- (A REPEATABLE READ transaction's snapshot may predate a prune; its counts of pruned
 -- history are not exact.)
 
-CREATE OR REPLACE FUNCTION awa.queue_counts_in_snapshot(queue text,
+CREATE OR REPLACE FUNCTION awa_internal.queue_counts_in_snapshot(queue text,
     OUT available bigint, OUT scheduled bigint, OUT running bigint,
     OUT completed bigint, OUT failed bigint)
 LANGUAGE plpgsql STABLE
@@ -16,14 +16,14 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_lane int;
-    v_n int := awa.ring_slot_count('claim');
+    v_n int := awa_internal.ring_slot_count('claim');
     v_part record;
     s int;
 BEGIN
     available := 0;
     FOR v_lane IN SELECT DISTINCT l.lane_id FROM awa.queue_lanes l
                    WHERE l.queue = queue_counts_in_snapshot.queue LOOP
-        available := available + awa.lane_available(v_lane);
+        available := available + awa_internal.lane_available(v_lane);
     END LOOP;
 
     SELECT count(*) INTO scheduled FROM awa.deferred_jobs d WHERE d.queue = queue_counts_in_snapshot.queue;
@@ -34,11 +34,11 @@ BEGIN
               FROM awa.done_entries d WHERE d.queue = queue_counts_in_snapshot.queue
             UNION ALL
             SELECT p.completed, p.failed
-              FROM awa.queue_pruned_terminal_counts(queue_counts_in_snapshot.queue) p) t;
+              FROM awa_internal.queue_pruned_terminal_counts(queue_counts_in_snapshot.queue) p) t;
 
     running := 0;
     FOR s IN 0 .. v_n - 1 LOOP
-        SELECT * INTO v_part FROM awa.claim_slot_queue_counts(queue_counts_in_snapshot.queue, s);
+        SELECT * INTO v_part FROM awa_internal.claim_slot_queue_counts(queue_counts_in_snapshot.queue, s);
         running := running + v_part.running;
         completed := completed + v_part.completed;
         failed := failed + v_part.failed;
@@ -52,7 +52,7 @@ $$;
 -- read once: its receipts of the queue joined with their closures, open ones running,
 -- closures with the state completed or failed the outcomes. STABLE: it reads in the
 -- snapshot of awa.queue_counts' statement, taken after the ring families were locked.
-CREATE OR REPLACE FUNCTION awa.claim_slot_queue_counts(p_queue text, p_slot int,
+CREATE OR REPLACE FUNCTION awa_internal.claim_slot_queue_counts(p_queue text, p_slot int,
     OUT running bigint, OUT completed bigint, OUT failed bigint)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -77,11 +77,11 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM awa.check_name('queue', queue_counts.queue);
-    PERFORM awa.require_queue_privilege(queue_counts.queue, 'manage');
+    PERFORM awa_internal.check_name('queue', queue_counts.queue);
+    PERFORM awa_internal.require_queue_privilege(queue_counts.queue, 'manage');
     PERFORM awa.hold_ring_families();
     SELECT * INTO available, scheduled, running, completed, failed
-      FROM awa.queue_counts_in_snapshot(queue_counts.queue);
+      FROM awa_internal.queue_counts_in_snapshot(queue_counts.queue);
 END
 $$;
 

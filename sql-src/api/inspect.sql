@@ -19,13 +19,13 @@
 -- queue without per-queue grants is open to every caller of these functions; a
 -- restricted one shows its jobs to the roles that hold any privilege on it (a producer
 -- may follow the jobs it enqueued).
-CREATE OR REPLACE FUNCTION awa.queue_visible(p_queue text) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa_internal.queue_visible(p_queue text) RETURNS boolean
 LANGUAGE sql STABLE
 AS $$ SELECT awa.queue_allowed(p_queue, 'manage') OR awa.queue_allowed(p_queue, 'claim')
              OR awa.queue_allowed(p_queue, 'enqueue') $$;
 
 -- Refuses a bulk operation on a queue the caller may not manage (42501).
-CREATE OR REPLACE FUNCTION awa.check_queue_access(p_queue text) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.check_queue_access(p_queue text) RETURNS void
 LANGUAGE plpgsql STABLE
 AS $$
 BEGIN
@@ -37,7 +37,7 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION awa.check_job_id(p_job_id bigint) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.check_job_id(p_job_id bigint) RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 AS $$
 BEGIN
@@ -51,7 +51,7 @@ END
 $$;
 
 -- The states awa.job reports, in the order a job passes through them.
-CREATE OR REPLACE FUNCTION awa.job_states() RETURNS text[]
+CREATE OR REPLACE FUNCTION awa_internal.job_states() RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT ARRAY['scheduled', 'retryable', 'available', 'running', 'completed',
                    'failed', 'cancelled'] $$;
@@ -61,7 +61,7 @@ AS $$ SELECT ARRAY['scheduled', 'retryable', 'available', 'running', 'completed'
 -- tombstone by (lane_id, lane_seq) in the entry's own slot). Reads under the statement's
 -- snapshot: the caller holds the ring families in ACCESS SHARE, so no prune truncates a
 -- slot under it.
-CREATE OR REPLACE FUNCTION awa.job_records(p_job_id bigint)
+CREATE OR REPLACE FUNCTION awa_internal.job_records(p_job_id bigint)
 RETURNS TABLE (attempt int, rank int, state text, queue text, priority smallint,
                kind text, args jsonb, max_attempts int, run_lease bigint, error text,
                created_at timestamptz, run_at timestamptz, attempted_at timestamptz,
@@ -127,10 +127,10 @@ $$;
 -- and the times from the newest record that has them (a done entry carries no args);
 -- the newest heartbeat of the top attempt's receipt, if it has one.
 -- No row: no record of the job (never enqueued, or its history pruned).
-CREATE OR REPLACE FUNCTION awa.job_in_snapshot(p_job_id bigint) RETURNS SETOF awa.job_info
+CREATE OR REPLACE FUNCTION awa_internal.job_in_snapshot(p_job_id bigint) RETURNS SETOF awa.job_info
 LANGUAGE sql STABLE
 AS $$
-    WITH recs AS MATERIALIZED (SELECT * FROM awa.job_records(p_job_id)),
+    WITH recs AS MATERIALIZED (SELECT * FROM awa_internal.job_records(p_job_id)),
     top AS (SELECT * FROM recs ORDER BY attempt DESC, rank DESC LIMIT 1),
     hb AS (SELECT l.heartbeat_at, l.progress
              FROM awa.leases l
@@ -166,15 +166,15 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER ROWS 1
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM awa.check_job_id(job.job_id);
+    PERFORM awa_internal.check_job_id(job.job_id);
     PERFORM awa.hold_ring_families(true);
-    RETURN QUERY SELECT j.* FROM awa.job_in_snapshot(job.job_id) j
-                  WHERE awa.queue_visible(j.queue);
+    RETURN QUERY SELECT j.* FROM awa_internal.job_in_snapshot(job.job_id) j
+                  WHERE awa_internal.queue_visible(j.queue);
 END
 $$;
 
 -- The highest lim accepted by awa.jobs.
-CREATE OR REPLACE FUNCTION awa.jobs_max_limit() RETURNS int
+CREATE OR REPLACE FUNCTION awa_internal.jobs_max_limit() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1000 $$;
 
 -- The operators' listing: the jobs matching the filters, newest job id first, at most
@@ -199,23 +199,23 @@ DECLARE
     v_any boolean := jobs.state IS NULL;
 BEGIN
     IF jobs.queue IS NOT NULL THEN
-        PERFORM awa.check_name('queue', jobs.queue);
-        PERFORM awa.check_queue_access(jobs.queue);
+        PERFORM awa_internal.check_name('queue', jobs.queue);
+        PERFORM awa_internal.check_queue_access(jobs.queue);
     END IF;
     IF jobs.kind IS NOT NULL THEN
-        PERFORM awa.check_name('kind', jobs.kind);
+        PERFORM awa_internal.check_name('kind', jobs.kind);
     END IF;
-    IF jobs.state IS NOT NULL AND NOT jobs.state = ANY (awa.job_states()) THEN
+    IF jobs.state IS NOT NULL AND NOT jobs.state = ANY (awa_internal.job_states()) THEN
         RAISE EXCEPTION 'unknown job state %', quote_literal(jobs.state)
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'A state is one of ' || array_to_string(awa.job_states(), ', ')
+                  HINT = 'A state is one of ' || array_to_string(awa_internal.job_states(), ', ')
                          || ', or NULL for all.';
     END IF;
-    IF lim IS NULL OR lim NOT BETWEEN 1 AND awa.jobs_max_limit() THEN
+    IF lim IS NULL OR lim NOT BETWEEN 1 AND awa_internal.jobs_max_limit() THEN
         RAISE EXCEPTION 'lim % is out of range', coalesce(lim::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = format('List 1 to %s jobs at a time; page with a state or kind '
-                                'filter.', awa.jobs_max_limit());
+                                'filter.', awa_internal.jobs_max_limit());
     END IF;
     PERFORM awa.hold_ring_families(true);
     FOR v_id IN
@@ -248,12 +248,12 @@ BEGIN
     LOOP
         CONTINUE WHEN v_id = v_last;
         v_last := v_id;
-        SELECT * INTO v_job FROM awa.job_in_snapshot(v_id);
+        SELECT * INTO v_job FROM awa_internal.job_in_snapshot(v_id);
         CONTINUE WHEN v_job.job_id IS NULL
                    OR (jobs.state IS NOT NULL AND v_job.state <> jobs.state)
                    OR (jobs.queue IS NOT NULL AND v_job.queue <> jobs.queue)
                    OR (jobs.kind IS NOT NULL AND v_job.kind <> jobs.kind)
-                   OR NOT awa.queue_visible(v_job.queue);
+                   OR NOT awa_internal.queue_visible(v_job.queue);
         RETURN NEXT v_job;
         v_n := v_n + 1;
         EXIT WHEN v_n >= lim;

@@ -4,6 +4,6 @@
 -- of which holds the lane it takes from until it commits. With 8 clients claiming one job
 -- per call, four lanes left a third of the claims finding their first lane busy.
 -- src/dataplane/probes.h spells the same number for C (AWA_LANE_SHARDS). A queue registered
--- under 0.8 gets its missing shards from awa.ensure_lanes (internal/lanes.sql).
-CREATE OR REPLACE FUNCTION awa.lane_shards() RETURNS int
+-- under 0.8 gets its missing shards from awa_internal.ensure_lanes (internal/lanes.sql).
+CREATE OR REPLACE FUNCTION awa_internal.lane_shards() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 8 $$;

@@ -12,25 +12,25 @@ LANGUAGE C STABLE STRICT
 AS 'MODULE_PATHNAME', 'awa_queue_allowed';
 
 -- The same, as an error (42501, nothing written) when it may not.
-CREATE OR REPLACE FUNCTION awa.require_queue_privilege(queue text, privilege text) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.require_queue_privilege(queue text, privilege text) RETURNS void
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_require_queue_privilege';
 
 -- The statement trigger of both policy tables: every backend drops its cached policies
 -- when the change commits (and not before).
-CREATE OR REPLACE FUNCTION awa.queue_policy_changed() RETURNS trigger
+CREATE OR REPLACE FUNCTION awa_internal.queue_policy_changed() RETURNS trigger
 LANGUAGE C
 AS 'MODULE_PATHNAME', 'awa_queue_policy_changed';
 
 CREATE OR REPLACE TRIGGER queue_privileges_changed
     AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON awa.queue_privileges
-    FOR EACH STATEMENT EXECUTE FUNCTION awa.queue_policy_changed();
+    FOR EACH STATEMENT EXECUTE FUNCTION awa_internal.queue_policy_changed();
 CREATE OR REPLACE TRIGGER queue_pauses_changed
     AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON awa.queue_pauses
-    FOR EACH STATEMENT EXECUTE FUNCTION awa.queue_policy_changed();
+    FOR EACH STATEMENT EXECUTE FUNCTION awa_internal.queue_policy_changed();
 
 -- The bit set of a privilege list: 1 enqueue, 2 claim, 4 manage.
-CREATE OR REPLACE FUNCTION awa.queue_privilege_bits(p_privileges text[]) RETURNS smallint
+CREATE OR REPLACE FUNCTION awa_internal.queue_privilege_bits(p_privileges text[]) RETURNS smallint
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -58,7 +58,7 @@ END
 $$;
 
 -- The privilege names of a bit set.
-CREATE OR REPLACE FUNCTION awa.queue_privilege_names(p_bits smallint) RETURNS text[]
+CREATE OR REPLACE FUNCTION awa_internal.queue_privilege_names(p_bits smallint) RETURNS text[]
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -66,7 +66,7 @@ AS $$
                   WHERE p_bits & v.b <> 0 ORDER BY v.b)
 $$;
 
-CREATE OR REPLACE FUNCTION awa.check_queue_grantee(p_role regrole) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.check_queue_grantee(p_role regrole) RETURNS void
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -91,9 +91,9 @@ AS $$
 DECLARE
     v_bits smallint;
 BEGIN
-    PERFORM awa.check_name('queue', grant_queue.queue);
-    PERFORM awa.check_queue_grantee(grant_queue.role);
-    v_bits := awa.queue_privilege_bits(grant_queue.privileges);
+    PERFORM awa_internal.check_name('queue', grant_queue.queue);
+    PERFORM awa_internal.check_queue_grantee(grant_queue.role);
+    v_bits := awa_internal.queue_privilege_bits(grant_queue.privileges);
     INSERT INTO awa.queue_privileges AS p (queue, grantee, privileges, granted_by)
     VALUES (grant_queue.queue, grant_queue.role, v_bits, session_user::regrole)
     ON CONFLICT ON CONSTRAINT queue_privileges_pkey DO UPDATE
@@ -115,9 +115,9 @@ DECLARE
     v_bits smallint;
     v_had smallint;
 BEGIN
-    PERFORM awa.check_name('queue', revoke_queue.queue);
-    PERFORM awa.check_queue_grantee(revoke_queue.role);
-    v_bits := awa.queue_privilege_bits(revoke_queue.privileges);
+    PERFORM awa_internal.check_name('queue', revoke_queue.queue);
+    PERFORM awa_internal.check_queue_grantee(revoke_queue.role);
+    v_bits := awa_internal.queue_privilege_bits(revoke_queue.privileges);
     SELECT p.privileges INTO v_had FROM awa.queue_privileges p
      WHERE p.queue = revoke_queue.queue AND p.grantee = revoke_queue.role FOR UPDATE;
     IF NOT FOUND OR v_had & v_bits = 0 THEN
@@ -159,8 +159,8 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM awa.check_name('queue', pause_queue.queue);
-    PERFORM awa.require_queue_privilege(pause_queue.queue, 'manage');
+    PERFORM awa_internal.check_name('queue', pause_queue.queue);
+    PERFORM awa_internal.require_queue_privilege(pause_queue.queue, 'manage');
     INSERT INTO awa.queue_pauses (queue, paused_by)
     VALUES (pause_queue.queue, session_user::regrole)
     ON CONFLICT ON CONSTRAINT queue_pauses_pkey DO NOTHING;
@@ -175,25 +175,25 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM awa.check_name('queue', resume_queue.queue);
-    PERFORM awa.require_queue_privilege(resume_queue.queue, 'manage');
+    PERFORM awa_internal.check_name('queue', resume_queue.queue);
+    PERFORM awa_internal.require_queue_privilege(resume_queue.queue, 'manage');
     DELETE FROM awa.queue_pauses p WHERE p.queue = resume_queue.queue;
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    PERFORM awa.note_resumed(resume_queue.queue);
+    PERFORM awa_internal.note_resumed(resume_queue.queue);
     RETURN true;
 END
 $$;
 
 -- Wakes the claims waiting for the queue when this transaction commits (src/dataplane/wait.c).
-CREATE OR REPLACE FUNCTION awa.note_resumed(queue text) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.note_resumed(queue text) RETURNS void
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_note_resumed';
 
 CREATE OR REPLACE VIEW awa.queue_grants AS
 SELECT p.queue, p.grantee::regrole AS grantee,
-       awa.queue_privilege_names(p.privileges) AS privileges,
+       awa_internal.queue_privilege_names(p.privileges) AS privileges,
        p.granted_by::regrole AS granted_by, p.granted_at
   FROM awa.queue_privileges p;
 

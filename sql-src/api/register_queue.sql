@@ -6,9 +6,9 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM awa.check_job(register_queue.queue, 'register', '{}', register_queue.priority,
+    PERFORM awa_internal.check_job(register_queue.queue, 'register', '{}', register_queue.priority,
                           now(), 1);
-    PERFORM awa.require_queue_privilege(register_queue.queue, 'enqueue');
-    PERFORM awa.ensure_lanes(register_queue.queue, register_queue.priority::smallint);
+    PERFORM awa_internal.require_queue_privilege(register_queue.queue, 'enqueue');
+    PERFORM awa_internal.ensure_lanes(register_queue.queue, register_queue.priority::smallint);
 END
 $$;

@@ -8,18 +8,18 @@
 -- returns how many it did: call it again until it returns 0.
 
 -- How many jobs a bulk retry or purge handles per call (enqueue_batch's bound).
-CREATE OR REPLACE FUNCTION awa.replay_batch() RETURNS int
+CREATE OR REPLACE FUNCTION awa_internal.replay_batch() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 10000 $$;
 
 -- How many jobs a bulk cancel handles per call: each running job it cancels holds its
 -- attempt lock, a lock table entry, until the transaction ends (complete_batch's bound).
-CREATE OR REPLACE FUNCTION awa.cancel_batch() RETURNS int
+CREATE OR REPLACE FUNCTION awa_internal.cancel_batch() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1000 $$;
 
 -- Re-enqueues failed jobs (rows of failed_jobs, deleted here) under their own job ids,
 -- due now, with one more attempt: attempt = attempts + 1, max_attempts raised to that
 -- if it was reached. The caller is READ COMMITTED.
-CREATE OR REPLACE FUNCTION awa.requeue_failed(p_jobs awa.failed_jobs[]) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.requeue_failed(p_jobs awa.failed_jobs[]) RETURNS void
 LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -44,23 +44,23 @@ AS $$
 DECLARE
     v_job awa.failed_jobs;
 BEGIN
-    PERFORM awa.require_read_committed();
-    PERFORM awa.check_job_id(retry_failed.job_id);
+    PERFORM awa_internal.require_read_committed();
+    PERFORM awa_internal.check_job_id(retry_failed.job_id);
     SELECT * INTO v_job FROM awa.failed_jobs f WHERE f.job_id = retry_failed.job_id
        FOR UPDATE;
     IF v_job.job_id IS NULL THEN
         RETURN NULL;
     END IF;
-    PERFORM awa.check_queue_access(v_job.queue);
+    PERFORM awa_internal.check_queue_access(v_job.queue);
     DELETE FROM awa.failed_jobs f WHERE f.job_id = v_job.job_id;
-    PERFORM awa.requeue_failed(ARRAY[v_job]);
+    PERFORM awa_internal.requeue_failed(ARRAY[v_job]);
     RETURN v_job.job_id;
 END
 $$;
 
 -- The failed jobs of a queue (of one kind, failed at or after since; named apart from
 -- retry_failed(job_id) for the reason cancel_queue is), oldest failure
--- first, at most awa.replay_batch() per call; returns how many it re-enqueued. Rows
+-- first, at most awa_internal.replay_batch() per call; returns how many it re-enqueued. Rows
 -- another transaction is retrying or purging are skipped.
 CREATE OR REPLACE FUNCTION awa.retry_failed_queue(queue text, kind text DEFAULT NULL,
                                             since timestamptz DEFAULT NULL)
@@ -71,34 +71,34 @@ AS $$
 DECLARE
     v_jobs awa.failed_jobs[];
 BEGIN
-    PERFORM awa.require_read_committed();
-    PERFORM awa.check_name('queue', retry_failed_queue.queue);
+    PERFORM awa_internal.require_read_committed();
+    PERFORM awa_internal.check_name('queue', retry_failed_queue.queue);
     IF retry_failed_queue.kind IS NOT NULL THEN
-        PERFORM awa.check_name('kind', retry_failed_queue.kind);
+        PERFORM awa_internal.check_name('kind', retry_failed_queue.kind);
     END IF;
     IF NOT isfinite(retry_failed_queue.since) THEN
         RAISE EXCEPTION 'since must be a finite timestamp or NULL'
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'NULL retries every failed job of the queue.';
     END IF;
-    PERFORM awa.check_queue_access(retry_failed_queue.queue);
+    PERFORM awa_internal.check_queue_access(retry_failed_queue.queue);
     WITH gone AS (
         DELETE FROM awa.failed_jobs f
          WHERE f.job_id IN (SELECT x.job_id FROM awa.failed_jobs x
                              WHERE x.queue = retry_failed_queue.queue
                                AND (retry_failed_queue.kind IS NULL OR x.kind = retry_failed_queue.kind)
                                AND (retry_failed_queue.since IS NULL OR x.failed_at >= retry_failed_queue.since)
-                             ORDER BY x.failed_at, x.job_id LIMIT awa.replay_batch()
+                             ORDER BY x.failed_at, x.job_id LIMIT awa_internal.replay_batch()
                              FOR UPDATE SKIP LOCKED)
         RETURNING f.*)
     SELECT coalesce(array_agg(gone), '{}') INTO v_jobs FROM gone;
-    PERFORM awa.requeue_failed(v_jobs);
+    PERFORM awa_internal.requeue_failed(v_jobs);
     RETURN cardinality(v_jobs);
 END
 $$;
 
 -- Deletes failed jobs (of a queue, of a kind) that failed before `before`, at most
--- awa.replay_batch() per call; returns how many. Their done entries stay in the queue
+-- awa_internal.replay_batch() per call; returns how many. Their done entries stay in the queue
 -- ring until it is pruned (awa.job shows them failed until then).
 CREATE OR REPLACE FUNCTION awa.purge_failed(queue text DEFAULT NULL, kind text DEFAULT NULL,
                                             before timestamptz DEFAULT now())
@@ -110,11 +110,11 @@ DECLARE
     v_n bigint;
 BEGIN
     IF purge_failed.queue IS NOT NULL THEN
-        PERFORM awa.check_name('queue', purge_failed.queue);
-        PERFORM awa.check_queue_access(purge_failed.queue);
+        PERFORM awa_internal.check_name('queue', purge_failed.queue);
+        PERFORM awa_internal.check_queue_access(purge_failed.queue);
     END IF;
     IF purge_failed.kind IS NOT NULL THEN
-        PERFORM awa.check_name('kind', purge_failed.kind);
+        PERFORM awa_internal.check_name('kind', purge_failed.kind);
     END IF;
     IF purge_failed.before IS NULL THEN
         RAISE EXCEPTION 'before must not be NULL'
@@ -127,7 +127,7 @@ BEGIN
                            AND (purge_failed.kind IS NULL OR x.kind = purge_failed.kind)
                            AND x.failed_at < purge_failed.before
                            AND awa.queue_allowed(x.queue, 'manage')
-                         ORDER BY x.failed_at, x.job_id LIMIT awa.replay_batch()
+                         ORDER BY x.failed_at, x.job_id LIMIT awa_internal.replay_batch()
                          FOR UPDATE SKIP LOCKED);
     GET DIAGNOSTICS v_n = ROW_COUNT;
     RETURN v_n;
@@ -141,24 +141,24 @@ $$;
 -- each), available ones (under each lane's claim lock, which it waits for and holds to
 -- commit: a tombstone in the entry's slot each), running ones (under each attempt's
 -- lock: a closure and a cancelled done entry; the worker's next complete, fail or
--- heartbeat of that attempt returns false). At most awa.cancel_batch() jobs per call,
+-- heartbeat of that attempt returns false). At most awa_internal.cancel_batch() jobs per call,
 -- in that order; returns how many it cancelled.
 CREATE OR REPLACE FUNCTION awa.cancel_queue(queue text, kind text DEFAULT NULL) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_left int := awa.cancel_batch();
+    v_left int := awa_internal.cancel_batch();
     v_n bigint;
     v_lane int;
     v_receipt awa.lease_claims;
 BEGIN
-    PERFORM awa.require_read_committed();
-    PERFORM awa.check_name('queue', cancel_queue.queue);
+    PERFORM awa_internal.require_read_committed();
+    PERFORM awa_internal.check_name('queue', cancel_queue.queue);
     IF cancel_queue.kind IS NOT NULL THEN
-        PERFORM awa.check_name('kind', cancel_queue.kind);
+        PERFORM awa_internal.check_name('kind', cancel_queue.kind);
     END IF;
-    PERFORM awa.check_queue_access(cancel_queue.queue);
+    PERFORM awa_internal.check_queue_access(cancel_queue.queue);
     -- hold off prune (its TRUNCATE is not MVCC-safe) before the reads below
     PERFORM awa.hold_ring_families();
     -- scheduled, or waiting for a retry
@@ -182,16 +182,16 @@ BEGIN
     FOR v_lane IN SELECT DISTINCT l.lane_id FROM awa.queue_lanes l
                    WHERE l.queue = cancel_queue.queue ORDER BY 1 LOOP
         EXIT WHEN v_left <= 0;
-        PERFORM awa.private_xact_lock(awa.claim_lock_key(v_lane));
+        PERFORM awa.private_xact_lock(awa_internal.claim_lock_key(v_lane));
         INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
                                       lane_id, lane_seq, queue, priority, kind, state,
                                       created_at)
         SELECT r.ready_slot, r.ready_generation, r.job_id, 0, r.lane_id, r.lane_seq,
                r.queue, r.priority, r.kind, 'cancelled', r.created_at
-          FROM awa.lane_window(v_lane) p, awa.ready_entries r
+          FROM awa_internal.lane_window(v_lane) p, awa.ready_entries r
          WHERE r.lane_id = v_lane
            AND (cancel_queue.kind IS NULL OR r.kind = cancel_queue.kind)
-           AND awa.window_unclaimed(r.txid, r.lane_seq, p.win_lo, p.win_hi, p.txid,
+           AND awa_internal.window_unclaimed(r.txid, r.lane_seq, p.win_lo, p.win_hi, p.txid,
                                     p.lane_seq)
            AND NOT EXISTS (SELECT 1 FROM awa.done_entries t
                             WHERE t.ready_slot = r.ready_slot AND t.lane_id = r.lane_id
@@ -209,14 +209,14 @@ BEGIN
                                            AND x.run_lease = c.run_lease)
                       ORDER BY c.job_id, c.run_lease LOOP
         EXIT WHEN v_left <= 0;
-        PERFORM awa.private_xact_lock(awa.attempt_lock_key(v_receipt.job_id,
+        PERFORM awa.private_xact_lock(awa_internal.attempt_lock_key(v_receipt.job_id,
                                                            v_receipt.run_lease));
-        SELECT * INTO v_receipt FROM awa.open_receipt(v_receipt.job_id, v_receipt.run_lease);
+        SELECT * INTO v_receipt FROM awa_internal.open_receipt(v_receipt.job_id, v_receipt.run_lease);
         IF v_receipt.job_id IS NOT NULL THEN
-            PERFORM awa.close_attempts(ARRAY[v_receipt], 'cancelled', 'cancelled', NULL);
+            PERFORM awa_internal.close_attempts(ARRAY[v_receipt], 'cancelled', 'cancelled', NULL);
             v_left := v_left - 1;
         END IF;
     END LOOP;
-    RETURN awa.cancel_batch() - v_left;
+    RETURN awa_internal.cancel_batch() - v_left;
 END
 $$;

@@ -4,7 +4,7 @@
 -- awa.fire_due_schedules, which enqueues each due run exactly once.
 
 -- A bad cron expression: 22023, the field at fault and its allowed values in the hint.
-CREATE OR REPLACE FUNCTION awa.cron_error(p_cron text, p_what text, p_problem text,
+CREATE OR REPLACE FUNCTION awa_internal.cron_error(p_cron text, p_what text, p_problem text,
                                           p_range text) RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
@@ -19,7 +19,7 @@ END
 $$;
 
 -- One value of a field: a number from p_lo to p_hi, or a name (p_names[i] is p_lo + i - 1).
-CREATE OR REPLACE FUNCTION awa.cron_value(p_cron text, p_what text, p_token text,
+CREATE OR REPLACE FUNCTION awa_internal.cron_value(p_cron text, p_what text, p_token text,
                                           p_lo int, p_hi int, p_names text[], p_range text)
 RETURNS int
 LANGUAGE plpgsql IMMUTABLE
@@ -31,13 +31,13 @@ BEGIN
     IF p_token ~ '^[0-9]{1,2}$' THEN
         v := p_token::int;
         IF v < p_lo OR v > p_hi THEN
-            PERFORM awa.cron_error(p_cron, p_what, format('%s is out of range', p_token), p_range);
+            PERFORM awa_internal.cron_error(p_cron, p_what, format('%s is out of range', p_token), p_range);
         END IF;
         RETURN v;
     END IF;
     v := array_position(p_names, upper(p_token));
     IF v IS NULL THEN
-        PERFORM awa.cron_error(p_cron, p_what,
+        PERFORM awa_internal.cron_error(p_cron, p_what,
                                format('"%s" is not a value', left(p_token, 20)), p_range);
     END IF;
     RETURN p_lo + v - 1;
@@ -46,7 +46,7 @@ $$;
 
 -- The values one field allows, sorted and distinct. p_star_hi: the top of * (6 for the
 -- day of week, whose 7 is also Sunday and becomes 0).
-CREATE OR REPLACE FUNCTION awa.cron_field(p_cron text, p_what text, p_field text,
+CREATE OR REPLACE FUNCTION awa_internal.cron_field(p_cron text, p_what text, p_field text,
                                           p_lo int, p_hi int, p_star_hi int, p_names text[])
 RETURNS int[]
 LANGUAGE plpgsql IMMUTABLE
@@ -68,13 +68,13 @@ BEGIN
     FOREACH v_item IN ARRAY string_to_array(p_field, ',') LOOP
         v_parts := string_to_array(v_item, '/');
         IF v_item = '' OR cardinality(v_parts) > 2 THEN
-            PERFORM awa.cron_error(p_cron, p_what, format('"%s" is not a value, range or step',
+            PERFORM awa_internal.cron_error(p_cron, p_what, format('"%s" is not a value, range or step',
                                                          left(v_item, 20)), v_range);
         END IF;
         v_step := 1;
         IF cardinality(v_parts) = 2 THEN
             IF v_parts[2] !~ '^[0-9]{1,2}$' OR v_parts[2]::int NOT BETWEEN 1 AND p_hi THEN
-                PERFORM awa.cron_error(p_cron, p_what,
+                PERFORM awa_internal.cron_error(p_cron, p_what,
                                        format('step "%s" is not a number from 1 to %s',
                                               left(v_parts[2], 20), p_hi), v_range);
             END IF;
@@ -86,14 +86,14 @@ BEGIN
         ELSE
             v_bounds := string_to_array(v_parts[1], '-');
             IF cardinality(v_bounds) > 2 THEN
-                PERFORM awa.cron_error(p_cron, p_what, format('"%s" is not a range',
+                PERFORM awa_internal.cron_error(p_cron, p_what, format('"%s" is not a range',
                                                              left(v_parts[1], 20)), v_range);
             END IF;
-            v_from := awa.cron_value(p_cron, p_what, v_bounds[1], p_lo, p_hi, p_names, v_range);
+            v_from := awa_internal.cron_value(p_cron, p_what, v_bounds[1], p_lo, p_hi, p_names, v_range);
             IF cardinality(v_bounds) = 2 THEN
-                v_to := awa.cron_value(p_cron, p_what, v_bounds[2], p_lo, p_hi, p_names, v_range);
+                v_to := awa_internal.cron_value(p_cron, p_what, v_bounds[2], p_lo, p_hi, p_names, v_range);
                 IF v_to < v_from THEN
-                    PERFORM awa.cron_error(p_cron, p_what,
+                    PERFORM awa_internal.cron_error(p_cron, p_what,
                                            format('range %s runs backwards', v_parts[1]), v_range);
                 END IF;
             ELSIF cardinality(v_parts) = 2 THEN
@@ -113,7 +113,7 @@ $$;
 
 -- A five-field cron expression (minute hour day-of-month month day-of-week), parsed;
 -- an expression that can never fire (0 0 30 2 *) is refused.
-CREATE OR REPLACE FUNCTION awa.cron_parse(p_cron text, OUT minutes int[], OUT hours int[],
+CREATE OR REPLACE FUNCTION awa_internal.cron_parse(p_cron text, OUT minutes int[], OUT hours int[],
                                           OUT doms int[], OUT months int[], OUT dows int[],
                                           OUT dom_star boolean, OUT dow_star boolean)
 LANGUAGE plpgsql IMMUTABLE
@@ -144,11 +144,11 @@ BEGIN
                   HINT = 'A cron expression has five fields: minute hour day-of-month '
                          'month day-of-week, for example ''30 2 * * MON-FRI''.';
     END IF;
-    minutes := awa.cron_field(p_cron, 'minute', v_fields[1], 0, 59, 59, NULL);
-    hours := awa.cron_field(p_cron, 'hour', v_fields[2], 0, 23, 23, NULL);
-    doms := awa.cron_field(p_cron, 'day-of-month', v_fields[3], 1, 31, 31, NULL);
-    months := awa.cron_field(p_cron, 'month', v_fields[4], 1, 12, 12, v_month_names);
-    dows := awa.cron_field(p_cron, 'day-of-week', v_fields[5], 0, 7, 6,
+    minutes := awa_internal.cron_field(p_cron, 'minute', v_fields[1], 0, 59, 59, NULL);
+    hours := awa_internal.cron_field(p_cron, 'hour', v_fields[2], 0, 23, 23, NULL);
+    doms := awa_internal.cron_field(p_cron, 'day-of-month', v_fields[3], 1, 31, 31, NULL);
+    months := awa_internal.cron_field(p_cron, 'month', v_fields[4], 1, 12, 12, v_month_names);
+    dows := awa_internal.cron_field(p_cron, 'day-of-week', v_fields[5], 0, 7, 6,
                            '{SUN,MON,TUE,WED,THU,FRI,SAT}');
     dom_star := v_fields[3] = '*';
     dow_star := v_fields[5] = '*';
@@ -165,7 +165,7 @@ END
 $$;
 
 -- A time zone name: NULL is 23502, a name PostgreSQL does not know is 22023.
-CREATE OR REPLACE FUNCTION awa.check_timezone(p_timezone text) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.check_timezone(p_timezone text) RETURNS void
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -193,7 +193,7 @@ $$;
 -- hour repeated when clocks go back) fires once, at its first occurrence; a time that
 -- does not occur (the hour skipped when clocks go forward) fires at the first minute
 -- that does, the end of the gap.
-CREATE OR REPLACE FUNCTION awa.cron_local_instant(p_local timestamp, p_timezone text)
+CREATE OR REPLACE FUNCTION awa_internal.cron_local_instant(p_local timestamp, p_timezone text)
 RETURNS timestamptz
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -245,8 +245,8 @@ DECLARE
     v_dom_ok boolean;
     v_dow_ok boolean;
 BEGIN
-    c := awa.cron_parse(p_cron);
-    PERFORM awa.check_timezone(p_timezone);
+    c := awa_internal.cron_parse(p_cron);
+    PERFORM awa_internal.check_timezone(p_timezone);
     IF p_after IS NULL OR NOT isfinite(p_after) THEN
         RAISE EXCEPTION 'cron_next needs a finite time to start from, not %',
                         coalesce(p_after::text, 'NULL')
@@ -282,7 +282,7 @@ BEGIN
             CONTINUE;
         END IF;
         v_local := date_trunc('hour', v_local) + make_interval(mins => v_next);
-        v_at := awa.cron_local_instant(v_local, p_timezone);
+        v_at := awa_internal.cron_local_instant(v_local, p_timezone);
         IF v_at > p_after THEN
             RETURN v_at;
         END IF;
@@ -308,11 +308,11 @@ AS $$
 DECLARE
     v_next timestamptz;
 BEGIN
-    PERFORM awa.check_name('schedule name', schedule.name);
-    PERFORM awa.check_job(schedule.queue, schedule.kind, schedule.args, schedule.priority,
+    PERFORM awa_internal.check_name('schedule name', schedule.name);
+    PERFORM awa_internal.check_job(schedule.queue, schedule.kind, schedule.args, schedule.priority,
                           now(), schedule.max_attempts);
-    PERFORM awa.cron_parse(schedule.cron);
-    PERFORM awa.check_timezone(schedule.timezone);
+    PERFORM awa_internal.cron_parse(schedule.cron);
+    PERFORM awa_internal.check_timezone(schedule.timezone);
     IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_timezone_names z WHERE z.name = schedule.timezone) THEN
         RAISE EXCEPTION 'invalid time zone "%"', schedule.timezone
             USING ERRCODE = 'invalid_parameter_value',
@@ -339,7 +339,7 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM awa.check_name('schedule name', unschedule.name);
+    PERFORM awa_internal.check_name('schedule name', unschedule.name);
     DELETE FROM awa.job_schedules s WHERE s.name = unschedule.name;
     RETURN FOUND;
 END
@@ -362,8 +362,8 @@ DECLARE
     v_job bigint;
     v_next timestamptz;
 BEGIN
-    PERFORM awa.check_schema(p_schema);
-    PERFORM awa.require_read_committed();
+    PERFORM awa_internal.check_schema(p_schema);
+    PERFORM awa_internal.require_read_committed();
     fired := 0;
     failed := 0;
     FOR r IN SELECT * FROM awa.job_schedules s WHERE s.next_run_at <= p_now

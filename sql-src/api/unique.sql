@@ -14,7 +14,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT ARRAY['scheduled', 'retryable', 'available', 'running', 'completed'] $$;
 
 -- The longest unique key, in bytes.
-CREATE OR REPLACE FUNCTION awa.unique_key_max_bytes() RETURNS int
+CREATE OR REPLACE FUNCTION awa_internal.unique_key_max_bytes() RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1000 $$;
 
 -- The private lock of one (queue, key): the queue's length first, so that no two
@@ -36,12 +36,12 @@ BEGIN
                   HINT = 'Pass unique_key => ''...'' to make the job unique, or leave out '
                          'unique_for and unique_states.';
     END IF;
-    IF length(p_key) = 0 OR octet_length(p_key) > awa.unique_key_max_bytes() THEN
+    IF length(p_key) = 0 OR octet_length(p_key) > awa_internal.unique_key_max_bytes() THEN
         RAISE EXCEPTION 'invalid unique_key (% bytes)', octet_length(p_key)
             USING ERRCODE = CASE WHEN length(p_key) = 0 THEN 'invalid_parameter_value'
                                  ELSE 'program_limit_exceeded' END,
                   HINT = format('A unique key is a text of 1 to %s bytes; hash a longer one, '
-                                'for example with md5().', awa.unique_key_max_bytes());
+                                'for example with md5().', awa_internal.unique_key_max_bytes());
     END IF;
     IF p_for IS NOT NULL AND p_for <= interval '0' THEN
         RAISE EXCEPTION 'unique_for % is not positive', p_for
@@ -50,13 +50,13 @@ BEGIN
                          'as the earlier job is kept.';
     END IF;
     IF p_states IS NOT NULL
-       AND (cardinality(p_states) NOT BETWEEN 1 AND cardinality(awa.job_states())
+       AND (cardinality(p_states) NOT BETWEEN 1 AND cardinality(awa_internal.job_states())
             OR array_position(p_states, NULL) IS NOT NULL
-            OR NOT p_states <@ awa.job_states()) THEN
+            OR NOT p_states <@ awa_internal.job_states()) THEN
         RAISE EXCEPTION 'invalid unique_states %', p_states::text
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'unique_states lists some of: '
-                         || array_to_string(awa.job_states(), ', ') || '.';
+                         || array_to_string(awa_internal.job_states(), ', ') || '.';
     END IF;
 END
 $$;
@@ -65,7 +65,7 @@ $$;
 -- plane holds no record of it. The caller holds the ring families in ACCESS SHARE.
 CREATE OR REPLACE FUNCTION awa.job_state(p_job_id bigint) RETURNS text
 LANGUAGE sql STABLE
-AS $$ SELECT r.state FROM awa.job_records(p_job_id) r
+AS $$ SELECT r.state FROM awa_internal.job_records(p_job_id) r
        ORDER BY r.attempt DESC, r.rank DESC LIMIT 1 $$;
 
 -- Called by awa.enqueue with the id it drew for the new job: the id of the job that
@@ -119,7 +119,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_batch bigint := coalesce(p_batch, awa.fold_batch_size());
+    v_batch bigint := coalesce(p_batch, awa_internal.fold_batch_size());
     v_ids bigint[];
 BEGIN
     IF v_batch NOT BETWEEN 1 AND 1000000 THEN
@@ -129,7 +129,7 @@ BEGIN
     END IF;
     purged := 0;
     last_job_id := coalesce(p_after, 0);
-    pin := awa.horizon_pin_holder(awa.fold_min_age());
+    pin := awa_internal.horizon_pin_holder(awa_internal.fold_min_age());
     IF pin IS NOT NULL THEN
         outcome := 'stood_down';
         RETURN;

@@ -3,8 +3,12 @@
 
 REVOKE ALL ON ALL TABLES IN SCHEMA awa FROM PUBLIC;
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA awa FROM PUBLIC;
+-- (a function created in awa_internal has PUBLIC's EXECUTE too; nothing on the schema
+-- itself is granted: docs/proposals/internal_schema.md)
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA awa_internal FROM PUBLIC;
 
-GRANT EXECUTE ON FUNCTION awa.semver_rank(text), awa.ring_authority_min_flip_version()
+GRANT EXECUTE ON FUNCTION awa_internal.semver_rank(text),
+    awa_internal.ring_authority_min_flip_version()
     TO PUBLIC;
 
 -- The application API (SECURITY DEFINER, pinned search_path): grant it to a role with

@@ -52,8 +52,10 @@ GRANT USAGE ON SCHEMA awa TO awa_producer, awa_consumer, awa_monitor, awa_admin;
 
 -- Functions by name, every overload of each (the API's argument lists change between
 -- versions; an upgrade's old forms are dropped after this, 0.9's retire-old-forms.sql).
--- A name that matches no function of schema awa is an error: a renamed function must
--- be renamed here too.
+-- A name is looked up in schemas awa and awa_internal (the status views' helpers are
+-- internal: a view holds them by OID, so EXECUTE is enough, and no group has USAGE on
+-- awa_internal); sql-src/build.sh refuses a name defined in both. A name that matches
+-- no function of either is an error: a renamed function must be renamed here too.
 DO $$
 DECLARE
     g record;
@@ -70,7 +72,6 @@ BEGIN
                 (20, 'awa_monitor', 'maintenance_worker_status'),
                 (21, 'awa_monitor', 'maintenance_worker_ticks'),
                 (22, 'awa_monitor', 'maintenance_worker_prune_blockers'),
-                (23, 'awa_monitor', 'leader_key_holders'),
                 (24, 'awa_monitor', 'ring_status_rows'),
                 (25, 'awa_monitor', 'horizon_pins_at'),
                 (26, 'awa_monitor', 'queue_stats_rows'),
@@ -90,11 +91,13 @@ BEGIN
                 (47, 'awa_admin', 'stats_reset'), (48, 'awa_admin', 'wake'),
                 (49, 'awa_admin', 'claim_waiters')) v(ord, grantee, fname)
           LEFT JOIN pg_catalog.pg_proc p
-            ON p.proname = v.fname AND p.pronamespace = 'awa'::regnamespace
+            ON p.proname = v.fname
+           AND p.pronamespace IN ('awa'::regnamespace, 'awa_internal'::regnamespace)
          ORDER BY v.ord, p.oid::regprocedure::text
     LOOP
         IF g.fn IS NULL THEN
-            RAISE EXCEPTION 'awa_bgw: no function awa.% to grant to %', g.fname, g.grantee;
+            RAISE EXCEPTION 'awa_bgw: no function awa.% or awa_internal.% to grant to %',
+                            g.fname, g.fname, g.grantee;
         END IF;
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', g.fn, g.grantee);
     END LOOP;

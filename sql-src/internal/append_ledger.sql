@@ -1,7 +1,7 @@
 -- The ledger cursor advance (0.7 in ledger authority, 0.8): one row; false = another
 -- rotator appended that generation first.
 
-CREATE OR REPLACE FUNCTION awa.ring_append_ledger(p_ring text, p_generation bigint, p_slot int)
+CREATE OR REPLACE FUNCTION awa_internal.ring_append_ledger(p_ring text, p_generation bigint, p_slot int)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp

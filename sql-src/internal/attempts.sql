@@ -3,14 +3,14 @@
 -- attempt is already closed (completed, rescued, cancelled), or whose run_lease names
 -- no attempt, changes nothing and returns false. run_lease is a bigint: in 0.9 the
 -- random token the claim drew (§A.6), before it the attempt number; the attempt number
--- of a receipt is awa.receipt_attempt (api/claim.sql).
+-- of a receipt is awa_internal.receipt_attempt (api/claim.sql).
 
 -- The still-open receipts of a set of attempts, in C (src/dataplane/probes.c): for each
 -- distinct attempt, its receipt in the newest claim child holding one (children probed
 -- from p_claim_slot backwards by (job_id, run_lease), each by name, while an attempt
 -- is still unfound), returned when that child holds no closure of it. The caller holds
 -- the attempts' locks (prune cannot move them) and passes the claim cursor.
-CREATE OR REPLACE FUNCTION awa.open_receipts_at(p_job_ids bigint[], p_run_leases bigint[],
+CREATE OR REPLACE FUNCTION awa_internal.open_receipts_at(p_job_ids bigint[], p_run_leases bigint[],
                                                 p_claim_slot int, p_claim_gen bigint,
                                                 p_claim_slots int)
 RETURNS SETOF awa.lease_claims
@@ -19,55 +19,55 @@ AS 'MODULE_PATHNAME', 'awa_open_receipts_at';
 
 -- The attempt's receipt if it is still open (no closure), probing claim children from
 -- the current slot backwards; the caller holds the attempt lock.
-CREATE OR REPLACE FUNCTION awa.open_receipt(p_job_id bigint, p_run_lease bigint)
+CREATE OR REPLACE FUNCTION awa_internal.open_receipt(p_job_id bigint, p_run_lease bigint)
 RETURNS SETOF awa.lease_claims
 LANGUAGE sql STABLE
 AS $$
     SELECT r.* FROM awa.ring_cursor('claim') c,
-           awa.open_receipts_at(ARRAY[p_job_id], ARRAY[p_run_lease], c.slot, c.generation,
-                                awa.ring_slot_count('claim')) r
+           awa_internal.open_receipts_at(ARRAY[p_job_id], ARRAY[p_run_lease], c.slot, c.generation,
+                                awa_internal.ring_slot_count('claim')) r
 $$;
 
 
 -- The still-open receipts of a set of attempts (open_receipts_at at the current claim
 -- cursor). The caller holds the attempts' locks.
-CREATE OR REPLACE FUNCTION awa.open_receipts(p_job_ids bigint[], p_run_leases bigint[])
+CREATE OR REPLACE FUNCTION awa_internal.open_receipts(p_job_ids bigint[], p_run_leases bigint[])
 RETURNS awa.lease_claims[]
 LANGUAGE sql STABLE
 AS $$
     SELECT coalesce(array_agg(r), '{}')
       FROM awa.ring_cursor('claim') k,
-           awa.open_receipts_at(p_job_ids, p_run_leases, k.slot, k.generation,
-                                awa.ring_slot_count('claim')) r
+           awa_internal.open_receipts_at(p_job_ids, p_run_leases, k.slot, k.generation,
+                                awa_internal.ring_slot_count('claim')) r
 $$;
 
 
 -- Retry backoff: 2^attempt seconds, at most an hour.
-CREATE OR REPLACE FUNCTION awa.retry_backoff(p_attempt int) RETURNS interval
+CREATE OR REPLACE FUNCTION awa_internal.retry_backoff(p_attempt int) RETURNS interval
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT make_interval(secs => least(power(2, least(p_attempt, 12)), 3600)) $$;
 
 -- Ends an open attempt as failed: retried (deferred by retry_in or the backoff) while
 -- attempts remain, else moved to failed_jobs. Shared by fail() and rescue.
-CREATE OR REPLACE FUNCTION awa.fail_attempt(p_receipt awa.lease_claims, p_outcome text, p_error text,
+CREATE OR REPLACE FUNCTION awa_internal.fail_attempt(p_receipt awa.lease_claims, p_outcome text, p_error text,
                                  p_retry_in interval)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-    v_attempt int := awa.receipt_attempt(p_receipt);
+    v_attempt int := awa_internal.receipt_attempt(p_receipt);
 BEGIN
     IF v_attempt < p_receipt.max_attempts THEN
-        PERFORM awa.close_attempts(ARRAY[p_receipt], CASE WHEN p_outcome = 'failed'
+        PERFORM awa_internal.close_attempts(ARRAY[p_receipt], CASE WHEN p_outcome = 'failed'
                                                           THEN 'retried' ELSE p_outcome END,
                                    NULL, NULL);
         PERFORM awa.enqueue_jobs(p_receipt.queue, ARRAY[ROW(1, p_receipt.job_id,
             p_receipt.kind, p_receipt.args, p_receipt.priority,
-            now() + coalesce(p_retry_in, awa.retry_backoff(v_attempt)),
+            now() + coalesce(p_retry_in, awa_internal.retry_backoff(v_attempt)),
             v_attempt + 1, p_receipt.max_attempts,
             p_receipt.created_at, p_error)::awa.new_job]);
     ELSE
-        PERFORM awa.close_attempts(ARRAY[p_receipt], p_outcome, 'failed', p_error);
+        PERFORM awa_internal.close_attempts(ARRAY[p_receipt], p_outcome, 'failed', p_error);
         INSERT INTO awa.failed_jobs (job_id, queue, priority, kind, args, attempts,
                                      max_attempts, error, created_at)
         VALUES (p_receipt.job_id, p_receipt.queue, p_receipt.priority, p_receipt.kind,
@@ -81,12 +81,12 @@ $$;
 
 -- The newest still-claimable ready entry of a job, if any (probing every queue slot:
 -- cancel is rare; the hot paths never do this).
-CREATE OR REPLACE FUNCTION awa.find_ready_entry(p_job_id bigint) RETURNS SETOF awa.ready_entries
+CREATE OR REPLACE FUNCTION awa_internal.find_ready_entry(p_job_id bigint) RETURNS SETOF awa.ready_entries
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_n int := awa.ring_slot_count('queue');
+    v_n int := awa_internal.ring_slot_count('queue');
     s int;
 BEGIN
     FOR s IN 0 .. v_n - 1 LOOP
@@ -100,12 +100,12 @@ END
 $$;
 
 -- The job's open receipt, whatever its run_lease.
-CREATE OR REPLACE FUNCTION awa.find_open_receipt(p_job_id bigint) RETURNS SETOF awa.lease_claims
+CREATE OR REPLACE FUNCTION awa_internal.find_open_receipt(p_job_id bigint) RETURNS SETOF awa.lease_claims
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_n int := awa.ring_slot_count('claim');
+    v_n int := awa_internal.ring_slot_count('claim');
     s int;
 BEGIN
     FOR s IN 0 .. v_n - 1 LOOP

@@ -2,7 +2,7 @@
 -- one-way (0.7 and 0.8).
 
 -- The authority; a missing row means columns (the pre-ledger representation).
-CREATE OR REPLACE FUNCTION awa.ring_authority() RETURNS text
+CREATE OR REPLACE FUNCTION awa_internal.ring_authority() RETURNS text
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -11,7 +11,7 @@ AS $$
 $$;
 
 -- The flip is one-way: ledger never goes back to columns, and the row stays.
-CREATE OR REPLACE FUNCTION awa.reject_ring_authority_revert() RETURNS trigger
+CREATE OR REPLACE FUNCTION awa_internal.reject_ring_authority_revert() RETURNS trigger
 LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -33,4 +33,4 @@ $$;
 
 CREATE OR REPLACE TRIGGER reject_ring_authority_revert
     BEFORE UPDATE OR DELETE ON awa.ring_cursor_authority
-    FOR EACH ROW EXECUTE FUNCTION awa.reject_ring_authority_revert();
+    FOR EACH ROW EXECUTE FUNCTION awa_internal.reject_ring_authority_revert();

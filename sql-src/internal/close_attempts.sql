@@ -5,7 +5,7 @@
 -- that truncates it. src/dataplane/complete.c writes the same row for the C paths. The one place
 -- in SQL that writes closures (fail_attempt for rescue, cancel, cancel_queue). The
 -- caller holds the attempts' locks.
-CREATE OR REPLACE FUNCTION awa.close_attempts(p_receipts awa.lease_claims[], p_outcome text,
+CREATE OR REPLACE FUNCTION awa_internal.close_attempts(p_receipts awa.lease_claims[], p_outcome text,
                                               p_state text, p_error text)
 RETURNS void
 LANGUAGE sql VOLATILE

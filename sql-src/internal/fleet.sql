@@ -3,7 +3,7 @@
 
 -- major*10^6 + minor*10^3 + patch; a pre-release or build suffix is ignored;
 -- NULL when the text does not start with a version number.
-CREATE OR REPLACE FUNCTION awa.semver_rank(p_version text) RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.semver_rank(p_version text) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -13,7 +13,7 @@ AS $$
     WHERE m IS NOT NULL
 $$;
 
-CREATE OR REPLACE FUNCTION awa.ring_authority_min_flip_version() RETURNS text
+CREATE OR REPLACE FUNCTION awa_internal.ring_authority_min_flip_version() RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT '0.7.0'::text $$;
 
@@ -24,7 +24,7 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM awa.check_schema(p_schema);
+    PERFORM awa_internal.check_schema(p_schema);
     IF p_fresh_seconds IS NULL OR p_fresh_seconds <= 0 THEN
         RAISE EXCEPTION 'fresh_seconds must be positive, not %', p_fresh_seconds
             USING ERRCODE = 'invalid_parameter_value',
@@ -33,11 +33,11 @@ BEGIN
     SELECT coalesce(a.authority, 'columns'), a.flipped_at INTO authority, flipped_at
     FROM (SELECT 1) one LEFT JOIN awa.ring_cursor_authority a ON a.singleton;
     SELECT count(*),
-           count(*) FILTER (WHERE awa.semver_rank(i.binary_version)
-                                  >= awa.semver_rank(awa.ring_authority_min_flip_version())),
-           count(*) FILTER (WHERE awa.semver_rank(i.binary_version) IS NULL
-                               OR awa.semver_rank(i.binary_version)
-                                  < awa.semver_rank(awa.ring_authority_min_flip_version()))
+           count(*) FILTER (WHERE awa_internal.semver_rank(i.binary_version)
+                                  >= awa_internal.semver_rank(awa_internal.ring_authority_min_flip_version())),
+           count(*) FILTER (WHERE awa_internal.semver_rank(i.binary_version) IS NULL
+                               OR awa_internal.semver_rank(i.binary_version)
+                                  < awa_internal.semver_rank(awa_internal.ring_authority_min_flip_version()))
       INTO live_instances, flip_aware_instances, blocking_instances
       FROM awa.runtime_instances i
      WHERE i.last_seen_at >= now() - make_interval(secs => p_fresh_seconds);
@@ -88,15 +88,15 @@ BEGIN
     SELECT i.instance_id, i.name, i.version, i.binary_version, i.pid, i.last_seen_at,
            CASE WHEN i.binary_version IS NULL
                 THEN 'no binary_version: a pre-0.7 runtime'
-                WHEN awa.semver_rank(i.binary_version) IS NULL
+                WHEN awa_internal.semver_rank(i.binary_version) IS NULL
                 THEN format('binary_version %L is not a version', i.binary_version)
                 ELSE format('binary_version %s is older than %s', i.binary_version,
-                            awa.ring_authority_min_flip_version()) END
+                            awa_internal.ring_authority_min_flip_version()) END
       FROM awa.runtime_instances i
      WHERE i.last_seen_at >= now() - make_interval(secs => p_fresh_seconds)
-       AND (awa.semver_rank(i.binary_version) IS NULL
-            OR awa.semver_rank(i.binary_version)
-               < awa.semver_rank(awa.ring_authority_min_flip_version()))
+       AND (awa_internal.semver_rank(i.binary_version) IS NULL
+            OR awa_internal.semver_rank(i.binary_version)
+               < awa_internal.semver_rank(awa_internal.ring_authority_min_flip_version()))
      ORDER BY i.last_seen_at DESC, i.instance_id;
 END
 $$;

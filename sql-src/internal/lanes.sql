@@ -2,13 +2,13 @@
 -- nothing. (0.6-0.8 locked a lane to enqueue: released/awa_bgw--0.8.sql.)
 
 -- awa_bgw.max_queues (a superuser-only setting: a caller cannot raise it).
-CREATE OR REPLACE FUNCTION awa.max_queues() RETURNS int
+CREATE OR REPLACE FUNCTION awa_internal.max_queues() RETURNS int
 LANGUAGE C STABLE STRICT
 AS 'MODULE_PATHNAME', 'awa_max_queues';
 
 -- Reserves a place for a new queue until this transaction ends, and returns how many
 -- other registrations are in flight (src/dataplane/registry.c; -1: not counted).
-CREATE OR REPLACE FUNCTION awa.reserve_queue_registration() RETURNS int
+CREATE OR REPLACE FUNCTION awa_internal.reserve_queue_registration() RETURNS int
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_reserve_queue_registration';
 
@@ -22,14 +22,14 @@ AS 'MODULE_PATHNAME', 'awa_reserve_queue_registration';
 -- of other transactions in flight, so the limit is never overshot (docs/storage.md
 -- A.5). In C since 0.10 (src/dataplane/lanes.c), with fresh reads, so that it holds at
 -- every isolation level (A.18); the first enqueue of a (queue, priority) does the same.
-CREATE OR REPLACE FUNCTION awa.ensure_lanes(p_queue text, p_priority smallint) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.ensure_lanes(p_queue text, p_priority smallint) RETURNS void
 LANGUAGE C SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_ensure_lanes';
 
 -- The lane a producer writes into: its backend's shard of (queue, priority), the lowest
 -- lane registered for it. Takes no lock.
-CREATE OR REPLACE FUNCTION awa.enqueue_lane(p_queue text, p_priority smallint) RETURNS int
+CREATE OR REPLACE FUNCTION awa_internal.enqueue_lane(p_queue text, p_priority smallint) RETURNS int
 LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -37,12 +37,12 @@ DECLARE
 BEGIN
     SELECT min(l.lane_id) INTO v_lane FROM awa.queue_lanes l
      WHERE l.queue = p_queue AND l.priority = p_priority
-       AND l.shard = pg_backend_pid() % awa.lane_shards();
+       AND l.shard = pg_backend_pid() % awa_internal.lane_shards();
     IF v_lane IS NULL THEN
-        PERFORM awa.ensure_lanes(p_queue, p_priority);
+        PERFORM awa_internal.ensure_lanes(p_queue, p_priority);
         SELECT min(l.lane_id) INTO v_lane FROM awa.queue_lanes l
          WHERE l.queue = p_queue AND l.priority = p_priority
-           AND l.shard = pg_backend_pid() % awa.lane_shards();
+           AND l.shard = pg_backend_pid() % awa_internal.lane_shards();
     END IF;
     RETURN v_lane;
 END
@@ -51,11 +51,11 @@ $$;
 -- Appends ready entries for jobs of one (queue, priority), due now, into the current
 -- queue slot (src/dataplane/enqueue.c): no lock; each entry records this transaction's xid (the
 -- claim order, windows of snapshots, comes from it); lane_seq is taken in job_id order.
--- The lane is awa.enqueue_lane's (awa.ensure_lanes registers it first when needed), the
--- slot awa.ring_cursor('queue')'s; then awa.note_enqueued: the slot's txid bound rises
+-- The lane is awa_internal.enqueue_lane's (awa_internal.ensure_lanes registers it first when needed), the
+-- slot awa.ring_cursor('queue')'s; then awa_internal.note_enqueued: the slot's txid bound rises
 -- at once, and the commit wakes that many claimers waiting for the queue and clears the
 -- lane's empty mark (src/dataplane/wait.c, src/dataplane/lanemarks.c).
-CREATE OR REPLACE FUNCTION awa.enqueue_ready(p_queue text, p_priority smallint, p_jobs awa.new_job[])
+CREATE OR REPLACE FUNCTION awa_internal.enqueue_ready(p_queue text, p_priority smallint, p_jobs awa.new_job[])
 RETURNS void
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_enqueue_ready';

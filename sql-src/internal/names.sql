@@ -1,6 +1,6 @@
 -- Names: the schema argument and the rings' slot counts.
 
-CREATE OR REPLACE FUNCTION awa.check_schema(p_schema text) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.check_schema(p_schema text) RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -18,7 +18,7 @@ $$;
 -- the ring_state and slot tables and of the ledgers, tables/ring_state.sql, tables/ledgers.sql;
 -- the data plane creates its children from slot_count), C has them as AWA_QUEUE_SLOTS
 -- and AWA_CLAIM_SLOTS (src/dataplane/probes.h); regress 11_windows checks that they agree.
-CREATE OR REPLACE FUNCTION awa.ring_slot_count(p_ring text) RETURNS int
+CREATE OR REPLACE FUNCTION awa_internal.ring_slot_count(p_ring text) RETURNS int
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$

@@ -8,27 +8,27 @@ CREATE OR REPLACE FUNCTION awa.private_xact_lock(p_key bigint) RETURNS void
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_private_xact_lock';
 
-CREATE OR REPLACE FUNCTION awa.private_try_xact_lock(p_key bigint) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa_internal.private_try_xact_lock(p_key bigint) RETURNS boolean
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_private_try_xact_lock';
 
 -- private_try_xact_lock(p_key), retried every 200 us for up to p_timeout_ms: a bounded
 -- wait that never queues in the lock manager (so no deadlock, whatever the caller
 -- holds).
-CREATE OR REPLACE FUNCTION awa.private_try_xact_lock_for(p_key bigint, p_timeout_ms int)
+CREATE OR REPLACE FUNCTION awa_internal.private_try_xact_lock_for(p_key bigint, p_timeout_ms int)
 RETURNS boolean
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_private_try_xact_lock_for';
 
 -- Whether this transaction holds the lock (a subtransaction that took it and rolled
 -- back released it).
-CREATE OR REPLACE FUNCTION awa.private_xact_lock_held(p_key bigint) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa_internal.private_xact_lock_held(p_key bigint) RETURNS boolean
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_private_xact_lock_held';
 
 -- Gives back one hold of the lock before the transaction ends (a claim that took
 -- nothing from a lane it locked); false when not held.
-CREATE OR REPLACE FUNCTION awa.private_xact_unlock(p_key bigint) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa_internal.private_xact_unlock(p_key bigint) RETURNS boolean
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_private_xact_unlock';
 
@@ -41,16 +41,16 @@ AS 'MODULE_PATHNAME', 'awa_private_xact_unlock';
 -- every call plan the body afresh (~80 us a call).
 
 -- A lane's claim lock: claims of the lane, and whatever reads or moves its position.
-CREATE OR REPLACE FUNCTION awa.claim_lock_key(p_lane_id int) RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.claim_lock_key(p_lane_id int) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT hashtextextended('awa.claim:' || p_lane_id::text, 0) $$;
 
 -- An attempt's lock: whatever closes, extends or carries the attempt.
-CREATE OR REPLACE FUNCTION awa.attempt_lock_key(p_job_id bigint, p_run_lease bigint) RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.attempt_lock_key(p_job_id bigint, p_run_lease bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT hashtextextended('awa.attempt:' || p_job_id::text || ':' || p_run_lease::text, 0) $$;
 
 -- A ring's serializer under ledger authority (internal/serializer.sql).
-CREATE OR REPLACE FUNCTION awa.ring_serializer_key(p_ring text) RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.ring_serializer_key(p_ring text) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT hashtextextended('awa.queue_storage.ring_rotation:awa:' || p_ring, 0) $$;

@@ -4,7 +4,7 @@
 -- cancels, unique keys) first takes ACCESS SHARE on the ring families, held to its
 -- commit, and reads them in a later statement, whose snapshot is taken after the locks:
 -- a prune in progress is waited for, the next one waits (and reports blocked) until
--- the reader ends. The families are the queue and claim rings' (awa.ring_families, the
+-- the reader ends. The families are the queue and claim rings' (awa_internal.ring_families, the
 -- one list of them), and the lease ring's when p_leases (awa.job reads heartbeats).
 CREATE OR REPLACE FUNCTION awa.hold_ring_families(p_leases boolean DEFAULT false)
 RETURNS void
@@ -13,8 +13,8 @@ AS $$
 BEGIN
     EXECUTE (SELECT 'LOCK TABLE ' || string_agg(format('awa.%I', f), ', ' ORDER BY o)
                     || ' IN ACCESS SHARE MODE'
-               FROM unnest(awa.ring_families('queue') || awa.ring_families('claim')
-                           || CASE WHEN p_leases THEN awa.ring_families('lease')
+               FROM unnest(awa_internal.ring_families('queue') || awa_internal.ring_families('claim')
+                           || CASE WHEN p_leases THEN awa_internal.ring_families('lease')
                                    ELSE '{}'::text[] END) WITH ORDINALITY AS t(f, o));
 END
 $$;

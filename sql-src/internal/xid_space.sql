@@ -3,22 +3,22 @@
 -- src/dataplane/xidspace.c calls awa.adopt_xid_space before an enqueue or a claim and
 -- awa.xid_space_state before a reader reads a window; the worker, awa.xid_space_settle.
 
-CREATE OR REPLACE FUNCTION awa.cluster_system_identifier() RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.cluster_system_identifier() RETURNS bigint
 LANGUAGE C STABLE STRICT
 AS 'MODULE_PATHNAME', 'awa_cluster_system_identifier';
 
 -- The statement trigger of awa.xid_space: a relcache invalidation of the table at
 -- commit, which makes every backend read the mark again.
-CREATE OR REPLACE FUNCTION awa.xid_space_changed() RETURNS trigger
+CREATE OR REPLACE FUNCTION awa_internal.xid_space_changed() RETURNS trigger
 LANGUAGE C
 AS 'MODULE_PATHNAME', 'awa_xid_space_changed';
 DROP TRIGGER IF EXISTS xid_space_changed ON awa.xid_space;
 CREATE TRIGGER xid_space_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
-    ON awa.xid_space FOR EACH STATEMENT EXECUTE FUNCTION awa.xid_space_changed();
+    ON awa.xid_space FOR EACH STATEMENT EXECUTE FUNCTION awa_internal.xid_space_changed();
 
 -- Whether any job is recorded anywhere: an entry or a tombstone of the queue ring, a
 -- receipt, closure or heartbeat, a deferred or failed job, a schedule, a unique key.
-CREATE OR REPLACE FUNCTION awa.has_job_data() RETURNS boolean
+CREATE OR REPLACE FUNCTION awa_internal.has_job_data() RETURNS boolean
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -42,15 +42,15 @@ SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT CASE
         WHEN EXISTS (SELECT 1 FROM awa.xid_space x
-                      WHERE x.system_identifier <> awa.cluster_system_identifier()) THEN 'moved'
+                      WHERE x.system_identifier <> awa_internal.cluster_system_identifier()) THEN 'moved'
         WHEN EXISTS (SELECT 1 FROM awa.xid_space) THEN 'own'
-        WHEN awa.has_job_data() THEN 'unmarked'
+        WHEN awa_internal.has_job_data() THEN 'unmarked'
         ELSE 'fresh'
     END
 $$;
 
 -- The last value a sequence of the extension handed out (0: none yet).
-CREATE OR REPLACE FUNCTION awa.sequence_last(p_seq regclass) RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.sequence_last(p_seq regclass) RETURNS bigint
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -66,7 +66,7 @@ $$;
 -- The extension's sequences, each with the largest value the rows hold of it. A restore
 -- sets the sequences after loading the tables (and the mark, last of the tables): until
 -- it has, a sequence stands behind its rows.
-CREATE OR REPLACE FUNCTION awa.sequence_highs(OUT seq regclass, OUT high bigint)
+CREATE OR REPLACE FUNCTION awa_internal.sequence_highs(OUT seq regclass, OUT high bigint)
 RETURNS SETOF record
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -86,12 +86,12 @@ AS $$
 $$;
 
 -- Whether a sequence stands behind the values its rows hold (a restore not finished).
-CREATE OR REPLACE FUNCTION awa.sequences_behind() RETURNS boolean
+CREATE OR REPLACE FUNCTION awa_internal.sequences_behind() RETURNS boolean
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT EXISTS (SELECT 1 FROM awa.sequence_highs() h
-                    WHERE h.high > awa.sequence_last(h.seq))
+    SELECT EXISTS (SELECT 1 FROM awa_internal.sequence_highs() h
+                    WHERE h.high > awa_internal.sequence_last(h.seq))
 $$;
 
 -- Logical replication of the extension's tables is not supported (docs/storage.md
@@ -128,7 +128,7 @@ $$;
 -- read txid 0 (visible in every snapshot: each lane's first window holds them, in their
 -- lane order); no receipt keeps a window (no lane has a position); every lane with
 -- entries is noted as given work at commit (its empty mark dropped, its waiters woken).
-CREATE OR REPLACE FUNCTION awa.rebase_xid_space() RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.rebase_xid_space() RETURNS bigint
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -139,28 +139,28 @@ BEGIN
     LOCK TABLE awa.xid_space IN SHARE ROW EXCLUSIVE MODE;
     LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
                awa.lease_claim_closures IN EXCLUSIVE MODE;
-    DELETE FROM awa.xid_space WHERE system_identifier <> awa.cluster_system_identifier();
-    INSERT INTO awa.xid_space (system_identifier) VALUES (awa.cluster_system_identifier())
+    DELETE FROM awa.xid_space WHERE system_identifier <> awa_internal.cluster_system_identifier();
+    INSERT INTO awa.xid_space (system_identifier) VALUES (awa_internal.cluster_system_identifier())
         ON CONFLICT (system_identifier) DO NOTHING;
     DELETE FROM awa.ready_entries e
      USING (SELECT l.lane_id, p.win_lo, p.win_hi, p.txid, p.lane_seq
               FROM (SELECT DISTINCT lane_id FROM awa.ready_entries) l,
-                   awa.lane_window(l.lane_id) p) p
+                   awa_internal.lane_window(l.lane_id) p) p
      WHERE p.lane_id = e.lane_id
-       AND NOT awa.window_unclaimed(e.txid, e.lane_seq, p.win_lo, p.win_hi, p.txid, p.lane_seq);
+       AND NOT awa_internal.window_unclaimed(e.txid, e.lane_seq, p.win_lo, p.win_hi, p.txid, p.lane_seq);
     DELETE FROM awa.ready_entries e
      WHERE EXISTS (SELECT 1 FROM awa.done_entries d
                     WHERE d.lane_id = e.lane_id AND d.lane_seq = e.lane_seq
                       AND d.run_lease = 0);
     -- a restore from a dump without the mark may not have set the sequences: no value is
     -- handed out twice
-    PERFORM setval(h.seq, h.high) FROM awa.sequence_highs() h
-      WHERE h.high > awa.sequence_last(h.seq);
+    PERFORM setval(h.seq, h.high) FROM awa_internal.sequence_highs() h
+      WHERE h.high > awa_internal.sequence_last(h.seq);
     UPDATE awa.ready_entries SET txid = '0' WHERE txid <> '0';
     UPDATE awa.lease_claims SET win_lo = NULL, win_hi = NULL WHERE win_hi IS NOT NULL;
     FOR r IN SELECT e.queue, e.lane_id, e.ready_slot, count(*) AS n
                FROM awa.ready_entries e GROUP BY 1, 2, 3 LOOP
-        PERFORM awa.note_enqueued(r.queue, r.n::int, r.lane_id, r.ready_slot);
+        PERFORM awa_internal.note_enqueued(r.queue, r.n::int, r.lane_id, r.ready_slot);
         v_waiting := v_waiting + r.n;
     END LOOP;
     RAISE LOG 'awa_bgw: rebased the jobs of database "%" into this cluster''s xid space (% waiting)',
@@ -193,13 +193,13 @@ BEGIN
     IF v_state = 'own' THEN
         RETURN 'own';
     ELSIF v_state = 'moved' AND NOT p_restore_done
-          AND (awa.client_connected('pg_restore') OR awa.sequences_behind()) THEN
+          AND (awa_internal.client_connected('pg_restore') OR awa_internal.sequences_behind()) THEN
         RETURN 'restoring';
     ELSIF v_state = 'fresh' THEN
-        INSERT INTO awa.xid_space (system_identifier) VALUES (awa.cluster_system_identifier());
+        INSERT INTO awa.xid_space (system_identifier) VALUES (awa_internal.cluster_system_identifier());
         RETURN 'adopted';
     END IF;
-    PERFORM awa.rebase_xid_space();
+    PERFORM awa_internal.rebase_xid_space();
     RETURN 'rebased';
 END
 $$;

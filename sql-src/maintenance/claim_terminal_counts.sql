@@ -1,14 +1,14 @@
 -- Claim prune records terminal outcomes (0.9, docs/storage.md §A.15): a closure that
 -- carries the job's terminal state is the outcome, and lies in its receipt's claim slot.
 -- Before 0.9 a claim slot held none. Prune records them through
--- awa.ring_slot_terminal_counts (maintenance/rotate_prune.sql), as the queue ring's.
+-- awa_internal.ring_slot_terminal_counts (maintenance/rotate_prune.sql), as the queue ring's.
 
 -- The terminal closures of a sealed claim slot that prune did not carry into the
 -- current slot, per (queue, priority) of their receipts, in key order: exactly those
 -- the TRUNCATE removes for good (a carried closure is counted where it now lies, and
 -- by the prune that removes its copy). Called under the slot's ACCESS EXCLUSIVE locks,
 -- after carry-forward, with the ring's serializer held (the cursor cannot move).
-CREATE OR REPLACE FUNCTION awa.claim_slot_terminal_counts(p_slot int)
+CREATE OR REPLACE FUNCTION awa_internal.claim_slot_terminal_counts(p_slot int)
 RETURNS TABLE (queue text, priority smallint, completed bigint, failed bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp

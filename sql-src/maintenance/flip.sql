@@ -8,7 +8,7 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM awa.check_schema(p_schema);
-    RETURN awa.ring_authority();
+    PERFORM awa_internal.check_schema(p_schema);
+    RETURN awa_internal.ring_authority();
 END
 $$;

@@ -6,7 +6,7 @@
 -- caught up over several short transactions (until 0.9 each fold was one statement,
 -- with the same signature and outputs).
 
-CREATE OR REPLACE FUNCTION awa.fold_batch_size() RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.fold_batch_size() RETURNS bigint
 LANGUAGE sql STABLE
 AS $$ SELECT coalesce(current_setting('awa_bgw.fold_batch_size', true), '10000')::bigint $$;
 
@@ -22,8 +22,8 @@ AS $$
 DECLARE
     v_deltas awa.rollup_delta[];
 BEGIN
-    PERFORM awa.check_schema(p_schema);
-    pin := awa.horizon_pin_holder(awa.fold_min_age());
+    PERFORM awa_internal.check_schema(p_schema);
+    pin := awa_internal.horizon_pin_holder(awa_internal.fold_min_age());
     IF pin IS NOT NULL THEN
         outcome := 'stood_down';
         RETURN;
@@ -31,7 +31,7 @@ BEGIN
     WITH d AS (
         DELETE FROM awa.queue_terminal_rollup_deltas
          WHERE ctid = ANY (ARRAY(SELECT ctid FROM awa.queue_terminal_rollup_deltas
-                                  LIMIT awa.fold_batch_size()))
+                                  LIMIT awa_internal.fold_batch_size()))
         RETURNING queue, priority, pruned_completed_delta, pruned_failed_delta)
     SELECT coalesce(array_agg(ROW(a.queue, a.priority, a.c, a.f)::awa.rollup_delta
                               ORDER BY a.queue, a.priority), '{}'),
@@ -68,10 +68,10 @@ AS $$
 DECLARE
     r text;
     n bigint;
-    v_budget bigint := awa.fold_batch_size();
+    v_budget bigint := awa_internal.fold_batch_size();
 BEGIN
-    PERFORM awa.check_schema(p_schema);
-    pin := awa.horizon_pin_holder(awa.fold_min_age());
+    PERFORM awa_internal.check_schema(p_schema);
+    pin := awa_internal.horizon_pin_holder(awa_internal.fold_min_age());
     IF pin IS NOT NULL THEN
         outcome := 'stood_down';
         RETURN;
@@ -83,7 +83,7 @@ BEGIN
                        '(SELECT max(generation) FROM awa.%1$I) - ($1 - 1), '
                        '(SELECT min(generation) FROM awa.%1$I) + $2)',
                        r || '_ring_rotations')
-          USING awa.ring_slot_count(r), v_budget;
+          USING awa_internal.ring_slot_count(r), v_budget;
         GET DIAGNOSTICS n = ROW_COUNT;
         trimmed_rows := trimmed_rows + n;
         v_budget := v_budget - n;
@@ -97,7 +97,7 @@ $$;
 -- younger rows the table holds); the rows are deleted by ctid. The worker calls it again
 -- at once while a call returns a full batch, so thousands of failures a minute are purged
 -- over several short transactions. Ungated: awa.purge_failed_jobs_gated adds the gate.
-CREATE OR REPLACE FUNCTION awa.purge_failed_jobs(p_schema text, OUT purged bigint)
+CREATE OR REPLACE FUNCTION awa_internal.purge_failed_jobs(p_schema text, OUT purged bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -105,12 +105,12 @@ DECLARE
     v_keep interval := coalesce(current_setting('awa_bgw.failed_retention', true),
                                 '7d')::interval;
 BEGIN
-    PERFORM awa.check_schema(p_schema);
+    PERFORM awa_internal.check_schema(p_schema);
     DELETE FROM awa.failed_jobs
      WHERE ctid = ANY (ARRAY(SELECT x.ctid FROM awa.failed_jobs x
                               WHERE x.failed_at < now() - v_keep
                               ORDER BY x.failed_at
-                              LIMIT awa.fold_batch_size()));
+                              LIMIT awa_internal.fold_batch_size()));
     GET DIAGNOSTICS purged = ROW_COUNT;
 END
 $$;

@@ -110,7 +110,7 @@ COMMENT ON VIEW awa.horizon_pins IS
 'it (older than awa_bgw.horizon_pin_min_age) and why';
 
 -- The first genuine pin's description, or NULL when nothing pins the horizon.
-CREATE OR REPLACE FUNCTION awa.horizon_pin_holder(p_min_age interval) RETURNS text
+CREATE OR REPLACE FUNCTION awa_internal.horizon_pin_holder(p_min_age interval) RETURNS text
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -122,9 +122,9 @@ $$;
 CREATE OR REPLACE FUNCTION awa.horizon_pinned(min_age interval) RETURNS boolean
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
-AS $$ SELECT awa.horizon_pin_holder(min_age) IS NOT NULL $$;
+AS $$ SELECT awa_internal.horizon_pin_holder(min_age) IS NOT NULL $$;
 
-CREATE OR REPLACE FUNCTION awa.fold_min_age() RETURNS interval
+CREATE OR REPLACE FUNCTION awa_internal.fold_min_age() RETURNS interval
 LANGUAGE sql STABLE
 AS $$ SELECT coalesce(current_setting('awa_bgw.horizon_pin_min_age', true), '5s')::interval $$;
 
@@ -136,14 +136,14 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM awa.check_schema(p_schema);
-    pin := awa.horizon_pin_holder(awa.fold_min_age());
+    PERFORM awa_internal.check_schema(p_schema);
+    pin := awa_internal.horizon_pin_holder(awa_internal.fold_min_age());
     IF pin IS NOT NULL THEN
         outcome := 'stood_down';
         purged := 0;
         RETURN;
     END IF;
-    SELECT p.purged INTO purged FROM awa.purge_failed_jobs(p_schema) p;
+    SELECT p.purged INTO purged FROM awa_internal.purge_failed_jobs(p_schema) p;
     outcome := 'folded';
 END
 $$;

@@ -10,8 +10,8 @@ DECLARE
     v_due awa.deferred_jobs[];
     v_queue text;
 BEGIN
-    PERFORM awa.check_schema(p_schema);
-    PERFORM awa.require_read_committed();
+    PERFORM awa_internal.check_schema(p_schema);
+    PERFORM awa_internal.require_read_committed();
     WITH due AS (
         DELETE FROM awa.deferred_jobs d
          WHERE d.job_id IN (SELECT x.job_id FROM awa.deferred_jobs x

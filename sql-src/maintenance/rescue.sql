@@ -16,7 +16,7 @@
 -- The receipts of claim slot p_slot that are due for rescue (up to p_limit), each read
 -- as the parent's row type (each child has a row type of its own, and a plan cached for
 -- one child's type fails on another's), with why it is due.
-CREATE OR REPLACE FUNCTION awa.rescue_due(p_slot int, p_timeout interval, p_limit int)
+CREATE OR REPLACE FUNCTION awa_internal.rescue_due(p_slot int, p_timeout interval, p_limit int)
 RETURNS TABLE (receipt awa.lease_claims, why text)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -49,27 +49,27 @@ AS $$
 DECLARE
     v_timeout interval := coalesce(current_setting('awa_bgw.job_heartbeat_timeout', true),
                                    '90s')::interval;
-    v_n int := awa.ring_slot_count('claim');
+    v_n int := awa_internal.ring_slot_count('claim');
     r record;
     s int;
 BEGIN
-    PERFORM awa.check_schema(p_schema);
-    PERFORM awa.require_read_committed();
+    PERFORM awa_internal.check_schema(p_schema);
+    PERFORM awa_internal.require_read_committed();
     rescued := 0;
     IF NOT EXISTS (SELECT 1 FROM generate_series(0, v_n - 1) g,
-                                 LATERAL awa.rescue_due(g, v_timeout, 1) d) THEN
+                                 LATERAL awa_internal.rescue_due(g, v_timeout, 1) d) THEN
         outcome := 'none';
         RETURN;
     END IF;
-    IF awa.ring_try_serializer('claim') IS NULL THEN
+    IF awa_internal.ring_try_serializer('claim') IS NULL THEN
         outcome := 'blocked';
         RETURN;
     END IF;
     FOR s IN 0 .. v_n - 1 LOOP
-        FOR r IN SELECT * FROM awa.rescue_due(s, v_timeout, 500) LOOP
-            CONTINUE WHEN NOT awa.private_try_xact_lock(
-                awa.attempt_lock_key((r.receipt).job_id, (r.receipt).run_lease));
-            PERFORM awa.fail_attempt(r.receipt, 'rescued', 'rescued: ' || r.why, NULL);
+        FOR r IN SELECT * FROM awa_internal.rescue_due(s, v_timeout, 500) LOOP
+            CONTINUE WHEN NOT awa_internal.private_try_xact_lock(
+                awa_internal.attempt_lock_key((r.receipt).job_id, (r.receipt).run_lease));
+            PERFORM awa_internal.fail_attempt(r.receipt, 'rescued', 'rescued: ' || r.why, NULL);
             rescued := rescued + 1;
         END LOOP;
     END LOOP;

@@ -6,7 +6,7 @@
 -- "locked". Only then do they take the serializer, in the order of DESIGN 3.1:
 --   {ring}_ring_state singleton FOR UPDATE SKIP LOCKED
 --   -> authority (read in a later statement)
---   -> ledger: awa.private_try_xact_lock(ring key)
+--   -> ledger: awa_internal.private_try_xact_lock(ring key)
 --   -> {ring}_ring_slots row FOR UPDATE SKIP LOCKED             (prune only)
 --   -> children ACCESS EXCLUSIVE under awa_bgw.prune_lock_timeout (prune only)
 -- and repeat every gate under them. Nothing here ever waits for a lock it could skip.
@@ -20,7 +20,7 @@ COMMENT ON FUNCTION awa.try_relation_empty(regclass) IS
 'progress (a dirty snapshot), false when it holds one, NULL when its ACCESS SHARE lock '
 'cannot be had at once (never waits)';
 
-CREATE OR REPLACE FUNCTION awa.ring_child(p_family text, p_slot int) RETURNS regclass
+CREATE OR REPLACE FUNCTION awa_internal.ring_child(p_family text, p_slot int) RETURNS regclass
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT format('awa.%I', p_family || '_' || p_slot)::regclass $$;
@@ -35,8 +35,8 @@ DECLARE
     f text;
     v_empty boolean;
 BEGIN
-    FOREACH f IN ARRAY awa.ring_families(p_ring) LOOP
-        v_empty := awa.try_relation_empty(awa.ring_child(f, p_slot));
+    FOREACH f IN ARRAY awa_internal.ring_families(p_ring) LOOP
+        v_empty := awa.try_relation_empty(awa_internal.ring_child(f, p_slot));
         IF v_empty IS NULL THEN
             RETURN 'locked';
         ELSIF NOT v_empty THEN
@@ -48,7 +48,7 @@ END
 $$;
 
 -- true when every family of the ring is empty, NULL when a child is locked.
-CREATE OR REPLACE FUNCTION awa.ring_is_idle(p_ring text) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa_internal.ring_is_idle(p_ring text) RETURNS boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -56,7 +56,7 @@ DECLARE
     s int;
     v_blocker text;
 BEGIN
-    FOR s IN 0 .. awa.ring_slot_count(p_ring) - 1 LOOP
+    FOR s IN 0 .. awa_internal.ring_slot_count(p_ring) - 1 LOOP
         v_blocker := awa.ring_slot_blocker(p_ring, s);
         IF v_blocker = 'locked' THEN
             RETURN NULL;
@@ -70,7 +70,7 @@ $$;
 
 -- The oldest sealed slot and its last-open generation, derived from the cursor:
 -- none while generation 0 is current; on a full ring it is the slot after the cursor.
-CREATE OR REPLACE FUNCTION awa.ring_oldest_sealed(p_slot int, p_generation bigint, p_slot_count int,
+CREATE OR REPLACE FUNCTION awa_internal.ring_oldest_sealed(p_slot int, p_generation bigint, p_slot_count int,
                                        OUT slot int, OUT generation bigint)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
@@ -82,21 +82,21 @@ $$;
 
 -- How many sealed slots (behind the cursor (p_slot, p_generation), at most one wrap)
 -- still hold rows: the status views' "awaiting prune".
-CREATE OR REPLACE FUNCTION awa.ring_sealed_slots_holding_rows(p_ring text, p_slot int,
+CREATE OR REPLACE FUNCTION awa_internal.ring_sealed_slots_holding_rows(p_ring text, p_slot int,
                                                               p_generation bigint)
 RETURNS bigint
 LANGUAGE sql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT count(*)
-      FROM (SELECT awa.ring_slot_count(p_ring) AS n) v,
+      FROM (SELECT awa_internal.ring_slot_count(p_ring) AS n) v,
            generate_series(1, least(p_generation, v.n - 1)) o
      WHERE awa.ring_slot_blocker(p_ring, (((p_slot - o) % v.n + v.n) % v.n)::int) IS NOT NULL
 $$;
 
 -- The terminal outcomes in a queue slot, per (queue, priority) with any, in key order:
 -- what queue prune records before it truncates the slot.
-CREATE OR REPLACE FUNCTION awa.queue_slot_terminal_counts(p_slot int)
+CREATE OR REPLACE FUNCTION awa_internal.queue_slot_terminal_counts(p_slot int)
 RETURNS TABLE (queue text, priority smallint, completed bigint, failed bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -114,17 +114,17 @@ $$;
 
 -- What prune records of a slot it is about to truncate, after carry-forward, per ring:
 -- the queue ring's terminal outcomes (its done entries), the claim ring's (0.9); the
--- lease ring holds none. awa.ring_slot_record_terminal_counts (internal/
+-- lease ring holds none. awa_internal.ring_slot_record_terminal_counts (internal/
 -- terminal_counts.sql) records them as the version does.
-CREATE OR REPLACE FUNCTION awa.ring_slot_terminal_counts(p_ring text, p_slot int)
+CREATE OR REPLACE FUNCTION awa_internal.ring_slot_terminal_counts(p_ring text, p_slot int)
 RETURNS TABLE (queue text, priority smallint, completed bigint, failed bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     CASE p_ring
-        WHEN 'queue' THEN RETURN QUERY SELECT * FROM awa.queue_slot_terminal_counts(p_slot);
-        WHEN 'claim' THEN RETURN QUERY SELECT * FROM awa.claim_slot_terminal_counts(p_slot);
+        WHEN 'queue' THEN RETURN QUERY SELECT * FROM awa_internal.queue_slot_terminal_counts(p_slot);
+        WHEN 'claim' THEN RETURN QUERY SELECT * FROM awa_internal.claim_slot_terminal_counts(p_slot);
         ELSE RETURN;
     END CASE;
 END
@@ -134,21 +134,21 @@ $$;
 -- nothing; it may be truncated once carry-forward has run). The queue ring's proof:
 -- every ready entry has been claimed (its lane_seq is at or below its lane's position)
 -- or cancelled (tombstone). Claims and heartbeats are carried forward instead.
-CREATE OR REPLACE FUNCTION awa.ring_slot_live_reason(p_ring text, p_slot int) RETURNS text
+CREATE OR REPLACE FUNCTION awa_internal.ring_slot_live_reason(p_ring text, p_slot int) RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_lane record;
 BEGIN
-    PERFORM awa.ring_families(p_ring);   -- validates the ring name
+    PERFORM awa_internal.ring_families(p_ring);   -- validates the ring name
     IF p_ring <> 'queue' THEN
         RETURN NULL;
     END IF;
     FOR v_lane IN EXECUTE format('SELECT lane_id, max(lane_seq) AS top FROM awa.%I '
                                  'GROUP BY lane_id ORDER BY lane_id', 'ready_entries_' || p_slot)
     LOOP
-        IF awa.lane_unclaimed_in_slot(v_lane.lane_id, p_slot, v_lane.top) THEN
+        IF awa_internal.lane_unclaimed_in_slot(v_lane.lane_id, p_slot, v_lane.top) THEN
             RETURN 'queue.unclaimed';
         END IF;
     END LOOP;
@@ -160,15 +160,15 @@ $$;
 -- slot, under the locks prune holds on the slot's children. Claim ring: every open
 -- receipt (under its attempt's try-lock; one that is its lane's position also under
 -- the lane's claim try-lock), and the position of each lane in p_keep_lanes
--- (awa.claim_slot_positions) with its closure: the lanes whose position the queue ring
--- still needs (awa.claim_slot_position_lanes, computed before the exclusive locks), so
+-- (awa_internal.claim_slot_positions) with its closure: the lanes whose position the queue ring
+-- still needs (awa_internal.claim_slot_position_lanes, computed before the exclusive locks), so
 -- that no claimed entry can be claimed again; once those entries are pruned the
 -- position is not needed and the claim ring can fall idle. Under the locks it reads
 -- claim children only, so it never waits. Lease ring: the newest heartbeat of every
 -- attempt still open. All locks are tried before anything is written: a busy one
 -- returns its reason and nothing is carried. Row by row: what moves is found by key
 -- (no job body is gathered), then one INSERT ... SELECT per family copies it.
-CREATE OR REPLACE FUNCTION awa.ring_slot_carry_forward(p_ring text, p_slot int, p_keep_lanes int[])
+CREATE OR REPLACE FUNCTION awa_internal.ring_slot_carry_forward(p_ring text, p_slot int, p_keep_lanes int[])
 RETURNS text
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -197,20 +197,20 @@ BEGIN
             '                            WHERE x.job_id = c.job_id AND x.run_lease = c.run_lease) '
             '        UNION ALL '
             '        SELECT p.job_id, p.run_lease, p.lane_id, true '
-            '          FROM awa.claim_slot_positions($1, $2) p) k '
+            '          FROM awa_internal.claim_slot_positions($1, $2) p) k '
             ' GROUP BY k.job_id, k.run_lease, k.lane_id',
             'lease_claim_closures_' || p_slot, 'lease_claims_' || p_slot)
           USING p_slot, coalesce(p_keep_lanes, '{}')
         LOOP
-            IF r.open AND NOT awa.private_try_xact_lock(
-                    awa.attempt_lock_key(r.job_id, r.run_lease)) THEN
+            IF r.open AND NOT awa_internal.private_try_xact_lock(
+                    awa_internal.attempt_lock_key(r.job_id, r.run_lease)) THEN
                 RETURN 'claim.attempt_locked';
             END IF;
             -- a receipt that is its lane's position moves only under the lane's claim
             -- lock, under which claimers and cancels read the position (an active
             -- lane's position is in a newer slot: its old receipts need no lane lock)
-            IF r.pos AND NOT awa.private_try_xact_lock(
-                    awa.claim_lock_key(r.lane_id)) THEN
+            IF r.pos AND NOT awa_internal.private_try_xact_lock(
+                    awa_internal.claim_lock_key(r.lane_id)) THEN
                 RETURN 'claim.lane_locked';
             END IF;
             v_jobs := v_jobs || r.job_id;
@@ -264,10 +264,10 @@ BEGIN
         CONTINUE WHEN EXISTS (SELECT 1 FROM awa.leases n WHERE n.job_id = r.job_id
                                  AND n.run_lease = r.run_lease AND n.lease_slot <> p_slot
                                  AND n.heartbeat_at >= r.heartbeat_at);
-        IF NOT awa.private_try_xact_lock(awa.attempt_lock_key(r.job_id, r.run_lease)) THEN
+        IF NOT awa_internal.private_try_xact_lock(awa_internal.attempt_lock_key(r.job_id, r.run_lease)) THEN
             RETURN 'lease.attempt_locked';
         END IF;
-        CONTINUE WHEN NOT EXISTS (SELECT 1 FROM awa.open_receipt(r.job_id, r.run_lease));
+        CONTINUE WHEN NOT EXISTS (SELECT 1 FROM awa_internal.open_receipt(r.job_id, r.run_lease));
         INSERT INTO awa.leases (lease_slot, lease_generation, job_id, run_lease,
                                 heartbeat_at, progress)
         VALUES (v_cur.slot, v_cur.generation, r.job_id, r.run_lease, r.heartbeat_at,
@@ -287,16 +287,16 @@ DECLARE
     v_authority text;
     v_idle boolean;
 BEGIN
-    PERFORM awa.check_schema(p_schema);
+    PERFORM awa_internal.check_schema(p_schema);
     -- its gates read the ring in the statement's snapshot: an older one (REPEATABLE
     -- READ, SERIALIZABLE) could miss rows committed since it was taken
-    PERFORM awa.require_read_committed();
-    v_n := awa.ring_slot_count(p_ring);
+    PERFORM awa_internal.require_read_committed();
+    v_n := awa_internal.ring_slot_count(p_ring);
     ring := p_ring;
 
     -- read-only gates: no lock beyond ACCESS SHARE, no xid
     SELECT c.slot, c.generation INTO slot, generation FROM awa.ring_cursor(p_ring) c;
-    v_idle := awa.ring_is_idle(p_ring);
+    v_idle := awa_internal.ring_is_idle(p_ring);
     IF v_idle THEN
         outcome := 'skipped_idle';
         RETURN;
@@ -309,7 +309,7 @@ BEGIN
     END IF;
 
     -- the serializer, then every gate again under it
-    v_authority := awa.ring_try_serializer(p_ring);
+    v_authority := awa_internal.ring_try_serializer(p_ring);
     IF v_authority IS NULL THEN
         outcome := 'skipped_busy';
         blocker := 'locked';
@@ -321,7 +321,7 @@ BEGIN
                         p_ring, slot, generation, v_authority
             USING ERRCODE = 'data_corrupted';
     END IF;
-    v_idle := awa.ring_is_idle(p_ring);
+    v_idle := awa_internal.ring_is_idle(p_ring);
     IF v_idle THEN
         outcome := 'skipped_idle';
         RETURN;
@@ -333,7 +333,7 @@ BEGIN
         RETURN;
     END IF;
 
-    IF NOT awa.ring_append(p_ring, v_authority, generation + 1, ((slot + 1) % v_n)::int, v_n) THEN
+    IF NOT awa_internal.ring_append(p_ring, v_authority, generation + 1, ((slot + 1) % v_n)::int, v_n) THEN
         outcome := 'skipped_busy';
         blocker := 'lost_cas';
         RETURN;
@@ -352,14 +352,14 @@ $$;
 -- ring turned: "receipts" is the count it saw (in the same snapshot), and prune_locked
 -- refuses the slot when the count under the locks differs (receipts are only ever
 -- appended, so an equal count means the same receipts).
-CREATE OR REPLACE FUNCTION awa.claim_slot_position_lanes(p_slot int,
+CREATE OR REPLACE FUNCTION awa_internal.claim_slot_position_lanes(p_slot int,
     OUT lanes int[], OUT receipts bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     EXECUTE format('SELECT coalesce(array_agg(c.lane_id) FILTER (WHERE '
-                   '         awa.lane_position_needed(c.lane_id, c.top)), ''{}''), '
+                   '         awa_internal.lane_position_needed(c.lane_id, c.top)), ''{}''), '
                    '       coalesce(sum(c.n), 0) '
                    '  FROM (SELECT lane_id, max(lane_seq) AS top, count(*) AS n '
                    '          FROM awa.%I GROUP BY lane_id) c',
@@ -372,7 +372,7 @@ $$;
 -- pg_dump and every worker of a parallel dump or restore name their sessions so) other
 -- than the caller is connected to this database, read afresh (the activity snapshot a
 -- transaction keeps is dropped first).
-CREATE OR REPLACE FUNCTION awa.client_connected(p_application text) RETURNS boolean
+CREATE OR REPLACE FUNCTION awa_internal.client_connected(p_application text) RETURNS boolean
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -391,8 +391,8 @@ $$;
 -- storage (an empty one keeps its relfilenode). Returns {outcome, reason}.
 -- The caller runs it with lock_timeout = awa_bgw.prune_lock_timeout, so that no wait
 -- under the exclusive locks outlasts it. Claim ring: p_keep_lanes and p_receipts come
--- from awa.claim_slot_position_lanes, read before the locks.
-CREATE OR REPLACE FUNCTION awa.prune_locked(p_ring text, p_slot int, p_keep_lanes int[],
+-- from awa_internal.claim_slot_position_lanes, read before the locks.
+CREATE OR REPLACE FUNCTION awa_internal.prune_locked(p_ring text, p_slot int, p_keep_lanes int[],
                                             p_receipts bigint)
 RETURNS text[]
 LANGUAGE plpgsql VOLATILE
@@ -403,9 +403,9 @@ DECLARE
     v_receipts bigint;
     v_truncate text;
 BEGIN
-    EXECUTE (SELECT 'LOCK TABLE ' || string_agg(awa.ring_child(f, p_slot)::text, ', ')
+    EXECUTE (SELECT 'LOCK TABLE ' || string_agg(awa_internal.ring_child(f, p_slot)::text, ', ')
                     || ' IN ACCESS EXCLUSIVE MODE'
-               FROM unnest(awa.ring_families(p_ring)) f);
+               FROM unnest(awa_internal.ring_families(p_ring)) f);
     IF awa.ring_slot_blocker(p_ring, p_slot) IS NULL THEN
         RETURN ARRAY['already_pruned', NULL];
     END IF;
@@ -417,21 +417,21 @@ BEGIN
             RETURN ARRAY['blocked', 'claim.receipts_changed'];
         END IF;
     END IF;
-    v_reason := awa.ring_slot_live_reason(p_ring, p_slot);
+    v_reason := awa_internal.ring_slot_live_reason(p_ring, p_slot);
     IF v_reason IS NOT NULL THEN
         RETURN ARRAY['skipped_active', v_reason];
     END IF;
-    v_reason := awa.ring_slot_carry_forward(p_ring, p_slot, p_keep_lanes);
+    v_reason := awa_internal.ring_slot_carry_forward(p_ring, p_slot, p_keep_lanes);
     IF v_reason IS NOT NULL THEN
         RETURN ARRAY['blocked', v_reason];
     END IF;
-    PERFORM awa.ring_slot_record_terminal_counts(p_ring, p_slot);
+    PERFORM awa_internal.ring_slot_record_terminal_counts(p_ring, p_slot);
     -- TRUNCATE is not MVCC-safe: a pg_dump whose snapshot predates this commit would
     -- read the child empty and miss the rows carried forward or folded (docs/storage.md
     -- A.17). It locks every table, which holds prune off, but only after taking its
     -- snapshot; so no slot is truncated while one is connected to the database. Asked
     -- as late as possible, under the locks: everything above is rolled back with it.
-    IF awa.client_connected('pg_dump') THEN
+    IF awa_internal.client_connected('pg_dump') THEN
         RAISE EXCEPTION 'a pg_dump is connected' USING ERRCODE = 'object_in_use';
     END IF;
     -- only the children that have storage: TRUNCATE of a child with no block gives it
@@ -440,7 +440,7 @@ BEGIN
     -- or hold a row of it in flight, so a size of 0 means no row at all, committed,
     -- in progress or dead (docs/storage.md, prune).
     SELECT string_agg(c::text, ', ') INTO v_truncate
-      FROM unnest(awa.ring_families(p_ring)) f, awa.ring_child(f, p_slot) c
+      FROM unnest(awa_internal.ring_families(p_ring)) f, awa_internal.ring_child(f, p_slot) c
      WHERE pg_relation_size(c) > 0;
     IF v_truncate IS NOT NULL THEN
         EXECUTE 'TRUNCATE ' || v_truncate;
@@ -464,18 +464,18 @@ DECLARE
     v_saved text;
     v_res text[];
 BEGIN
-    PERFORM awa.check_schema(p_schema);
+    PERFORM awa_internal.check_schema(p_schema);
     -- TRUNCATE is not MVCC-safe, and the liveness proofs read the slot in the
     -- statement's snapshot: one older than the last commits (REPEATABLE READ,
     -- SERIALIZABLE) could call live rows dead
-    PERFORM awa.require_read_committed();
-    v_n := awa.ring_slot_count(p_ring);
+    PERFORM awa_internal.require_read_committed();
+    v_n := awa_internal.ring_slot_count(p_ring);
     ring := p_ring;
 
     -- read-only gates: no lock beyond ACCESS SHARE, no xid
     SELECT c.slot, c.generation INTO v_cur FROM awa.ring_cursor(p_ring) c;
     SELECT o.slot, o.generation INTO slot, generation
-      FROM awa.ring_oldest_sealed(v_cur.slot, v_cur.generation, v_n) o;
+      FROM awa_internal.ring_oldest_sealed(v_cur.slot, v_cur.generation, v_n) o;
     IF slot IS NULL THEN
         outcome := 'noop';
         RETURN;
@@ -488,14 +488,14 @@ BEGIN
         outcome := 'blocked';
         RETURN;
     END IF;
-    reason := awa.ring_slot_live_reason(p_ring, slot);
+    reason := awa_internal.ring_slot_live_reason(p_ring, slot);
     IF reason IS NOT NULL THEN
         outcome := 'skipped_active';
         RETURN;
     END IF;
 
     -- serializer -> slot row -> children, every gate again under them
-    v_authority := awa.ring_try_serializer(p_ring);
+    v_authority := awa_internal.ring_try_serializer(p_ring);
     IF v_authority IS NULL THEN
         outcome := 'blocked';
         reason := 'locked';
@@ -503,7 +503,7 @@ BEGIN
     END IF;
     SELECT c.slot, c.generation INTO v_cur FROM awa.ring_cursor(p_ring) c;
     SELECT o.slot, o.generation INTO slot, generation
-      FROM awa.ring_oldest_sealed(v_cur.slot, v_cur.generation, v_n) o;
+      FROM awa_internal.ring_oldest_sealed(v_cur.slot, v_cur.generation, v_n) o;
     IF slot IS NULL THEN
         outcome := 'noop';
         reason := NULL;
@@ -517,21 +517,21 @@ BEGIN
         reason := 'locked';
         RETURN;
     END IF;
-    reason := awa.ring_slot_live_reason(p_ring, slot);
+    reason := awa_internal.ring_slot_live_reason(p_ring, slot);
     IF reason IS NOT NULL THEN
         outcome := 'skipped_active';
         RETURN;
     END IF;
     IF p_ring = 'claim' THEN
         SELECT k.lanes, k.receipts INTO v_keep, v_receipts
-          FROM awa.claim_slot_position_lanes(slot) k;
+          FROM awa_internal.claim_slot_position_lanes(slot) k;
     END IF;
     v_saved := current_setting('lock_timeout');
     PERFORM set_config('lock_timeout',
                        coalesce(current_setting('awa_bgw.prune_lock_timeout', true), '10ms'),
                        true);
     BEGIN
-        v_res := awa.prune_locked(p_ring, slot, v_keep, v_receipts);
+        v_res := awa_internal.prune_locked(p_ring, slot, v_keep, v_receipts);
         outcome := v_res[1];
         reason := v_res[2];
     EXCEPTION

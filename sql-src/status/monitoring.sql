@@ -5,7 +5,7 @@
 
 -- The counters (src/status/stats.c): one row per database whose worker has run since the
 -- server started; they outlive a worker's restart, a server restart zeroes them.
-CREATE OR REPLACE FUNCTION awa.worker_stats_counters(
+CREATE OR REPLACE FUNCTION awa_internal.worker_stats_counters(
     OUT database name, OUT worker_starts bigint, OUT leader_terms bigint,
     OUT promote_runs bigint, OUT jobs_promoted bigint,
     OUT rescue_runs bigint, OUT jobs_rescued bigint,
@@ -18,7 +18,7 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'awa_worker_stats'
 LANGUAGE C STRICT VOLATILE;
 
-CREATE OR REPLACE FUNCTION awa.worker_ring_stats_counters(
+CREATE OR REPLACE FUNCTION awa_internal.worker_ring_stats_counters(
     OUT database name, OUT ring text,
     OUT rotated bigint, OUT rotate_skipped_idle bigint, OUT rotate_skipped_busy bigint,
     OUT rotate_lost_cas bigint,
@@ -36,7 +36,7 @@ AS 'MODULE_PATHNAME', 'awa_stats_reset'
 LANGUAGE C STRICT VOLATILE;
 
 CREATE OR REPLACE VIEW awa.worker_stats AS
-SELECT * FROM awa.worker_stats_counters();
+SELECT * FROM awa_internal.worker_stats_counters();
 
 COMMENT ON VIEW awa.worker_stats IS
 'per database: cumulative counters of its maintenance worker since stats_reset (worker '
@@ -45,14 +45,14 @@ COMMENT ON VIEW awa.worker_stats IS
 'by a server restart';
 
 CREATE OR REPLACE VIEW awa.worker_ring_stats AS
-SELECT * FROM awa.worker_ring_stats_counters();
+SELECT * FROM awa_internal.worker_ring_stats_counters();
 
 COMMENT ON VIEW awa.worker_ring_stats IS
 'per database and ring: cumulative rotate and prune outcomes since stats_reset';
 
 -- The rows of awa.ring_status, read as the extension's owner: its helpers read the
 -- ledgers and probe the ring children, which a monitoring role may not read itself.
-CREATE OR REPLACE FUNCTION awa.ring_status_rows(
+CREATE OR REPLACE FUNCTION awa_internal.ring_status_rows(
     OUT ring text, OUT authority text, OUT current_slot int, OUT generation bigint,
     OUT slot_count int, OUT ledger_rows bigint, OUT last_rotated_at timestamptz,
     OUT sealed_slots_awaiting_prune bigint)
@@ -61,21 +61,21 @@ LANGUAGE sql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT r.ring,
-           awa.ring_authority(),
+           awa_internal.ring_authority(),
            c.slot,
            c.generation,
-           awa.ring_slot_count(r.ring),
+           awa_internal.ring_slot_count(r.ring),
            l.ledger_rows,
            l.last_rotated_at,
-           awa.ring_sealed_slots_holding_rows(r.ring, c.slot, c.generation)
+           awa_internal.ring_sealed_slots_holding_rows(r.ring, c.slot, c.generation)
       FROM (VALUES (1, 'queue'), (2, 'lease'), (3, 'claim')) r(ord, ring)
      CROSS JOIN LATERAL awa.ring_cursor(r.ring) c
-     CROSS JOIN LATERAL awa.ring_ledger_stats(r.ring) l
+     CROSS JOIN LATERAL awa_internal.ring_ledger_stats(r.ring) l
      ORDER BY r.ord
 $$;
 
 CREATE OR REPLACE VIEW awa.ring_status AS
-SELECT * FROM awa.ring_status_rows();
+SELECT * FROM awa_internal.ring_status_rows();
 COMMENT ON VIEW awa.ring_status IS
 'per ring: authority, cursor, slot count, ledger length, last rotation, and the sealed '
 'slots that still hold rows';
@@ -89,7 +89,7 @@ COMMENT ON VIEW awa.ring_status IS
 -- §A.15): every receipt written since that rotation, and so every closure of it, is
 -- still in the ring; an attempt claimed before it and closed after it may lie in a slot
 -- pruned since.
-CREATE OR REPLACE FUNCTION awa.ring_history_start(p_ring text) RETURNS timestamptz
+CREATE OR REPLACE FUNCTION awa_internal.ring_history_start(p_ring text) RETURNS timestamptz
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -104,13 +104,13 @@ AS $$
             SELECT r.generation, r.rotated_at FROM awa.lease_ring_rotations r
              WHERE p_ring = 'lease') q
         ON q.generation = c.generation
-                          - awa.ring_sealed_slots_holding_rows(p_ring, c.slot, c.generation)
+                          - awa_internal.ring_sealed_slots_holding_rows(p_ring, c.slot, c.generation)
 $$;
 
 -- awa.queue_stats in the caller's statement snapshot (see queue_stats_rows).
 -- available, scheduled, running and the totals are queue_counts' numbers; the window
 -- figures count what the rings hold since window_start.
-CREATE OR REPLACE FUNCTION awa.queue_stats_in_snapshot(p_window interval,
+CREATE OR REPLACE FUNCTION awa_internal.queue_stats_in_snapshot(p_window interval,
     OUT queue text, OUT available bigint, OUT scheduled bigint, OUT running bigint,
     OUT oldest_available_at timestamptz, OUT completed_total bigint, OUT failed_total bigint,
     OUT window_start timestamptz, OUT completed_in_window bigint,
@@ -122,15 +122,15 @@ SET search_path = pg_catalog, pg_temp
 AS $$
     WITH ws AS (
         SELECT greatest(now() - p_window,
-                        coalesce(awa.ring_history_start('queue'), now() - p_window),
-                        coalesce(awa.ring_history_start('claim'), now() - p_window)) AS t),
+                        coalesce(awa_internal.ring_history_start('queue'), now() - p_window),
+                        coalesce(awa_internal.ring_history_start('claim'), now() - p_window)) AS t),
     avail AS (
         -- the lanes with an entry in the queue ring, each position read once
         SELECT r.queue, count(*) AS n, min(r.enqueued_at) AS oldest
           FROM (SELECT DISTINCT e.lane_id FROM awa.ready_entries e) al
-         CROSS JOIN LATERAL awa.lane_window(al.lane_id) p
+         CROSS JOIN LATERAL awa_internal.lane_window(al.lane_id) p
           JOIN awa.ready_entries r ON r.lane_id = al.lane_id
-         WHERE awa.window_unclaimed(r.txid, r.lane_seq, p.win_lo, p.win_hi, p.txid, p.lane_seq)
+         WHERE awa_internal.window_unclaimed(r.txid, r.lane_seq, p.win_lo, p.win_hi, p.txid, p.lane_seq)
            AND NOT EXISTS (SELECT 1 FROM awa.done_entries d
                             WHERE d.lane_id = r.lane_id AND d.lane_seq = r.lane_seq
                               AND d.run_lease = 0)
@@ -228,7 +228,7 @@ BEGIN
                   HINT = 'awa.queue_stats uses one minute.';
     END IF;
     PERFORM awa.hold_ring_families();
-    RETURN QUERY SELECT * FROM awa.queue_stats_in_snapshot(p_window);
+    RETURN QUERY SELECT * FROM awa_internal.queue_stats_in_snapshot(p_window);
 END
 $$;
 

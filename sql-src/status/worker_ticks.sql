@@ -4,7 +4,7 @@
 -- (prune_blocked_by). And awa.wake(), which asks the worker of the current database to
 -- run every step now.
 
-CREATE OR REPLACE FUNCTION awa.maintenance_worker_ticks(OUT pid int, OUT ticks bigint,
+CREATE OR REPLACE FUNCTION awa_internal.maintenance_worker_ticks(OUT pid int, OUT ticks bigint,
     OUT failed_jobs_purged bigint, OUT purge_batches bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'awa_maintenance_worker_ticks'
@@ -19,7 +19,7 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_n int := awa.ring_slot_count(p_ring);   -- validates the ring name
+    v_n int := awa_internal.ring_slot_count(p_ring);   -- validates the ring name
     v_pids int[];
 BEGIN
     IF p_slot IS NULL OR p_slot < 0 OR p_slot >= v_n THEN
@@ -32,8 +32,8 @@ BEGIN
       FROM pg_locks l
      WHERE l.locktype = 'relation'
        AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
-       AND l.relation IN (SELECT awa.ring_child(f, p_slot)
-                            FROM unnest(awa.ring_families(p_ring)) f)
+       AND l.relation IN (SELECT awa_internal.ring_child(f, p_slot)
+                            FROM unnest(awa_internal.ring_families(p_ring)) f)
        AND l.pid IS DISTINCT FROM pg_backend_pid();
     RETURN v_pids;
 END
@@ -43,7 +43,7 @@ COMMENT ON FUNCTION awa.ring_slot_lock_holders(text, int) IS
 'the pids (0: a prepared transaction) other than the caller that hold or await a lock on '
 'a child of the ring slot: the sessions that hold off its prune';
 
-CREATE OR REPLACE FUNCTION awa.maintenance_worker_prune_blockers(OUT pid int,
+CREATE OR REPLACE FUNCTION awa_internal.maintenance_worker_prune_blockers(OUT pid int,
                                                                  OUT prune_blocked_by jsonb)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'awa_maintenance_worker_prune_blockers'
@@ -58,14 +58,41 @@ COMMENT ON FUNCTION awa.wake() IS
 '(rotate and prune of each ring, promotion, rescue, folds), whatever their cadences; '
 'true when a worker was signalled';
 
+-- The leader key holder (h): a session other than awa_bgw's own workers that holds the
+-- maintenance leader key of the worker's database (the public advisory lock
+-- 4708303813012965710, DESIGN 1), the lowest pid first; a prepared transaction (NULL
+-- pid) last. A worker that stays follower while no other worker leads is held off by
+-- it. The query is the view's own (0.9 called awa.leader_key_holders, which 0.10
+-- drops): the view reads pg_locks and pg_stat_activity as its reader, as that function
+-- did, and its body names no internal function a reader would need USAGE to resolve
+-- (docs/proposals/internal_schema.md).
 CREATE OR REPLACE VIEW awa.maintenance_status AS
 SELECT w.*, h.pid AS leader_key_holder_pid, h.holder AS leader_key_holder, t.ticks,
        t.failed_jobs_purged, t.purge_batches, b.prune_blocked_by
-  FROM awa.maintenance_worker_status() w
-  LEFT JOIN LATERAL (SELECT k.pid, k.holder FROM awa.leader_key_holders(w.database) k
-                      LIMIT 1) h ON true
-  LEFT JOIN awa.maintenance_worker_ticks() t ON t.pid = w.pid
-  LEFT JOIN awa.maintenance_worker_prune_blockers() b ON b.pid = w.pid;
+  FROM awa_internal.maintenance_worker_status() w
+  LEFT JOIN LATERAL (
+        SELECT l.pid,
+               -- the collation the function's text column had (usename is a name,
+               -- whose collation is C)
+               (CASE WHEN l.pid IS NULL THEN 'a prepared transaction'
+                     ELSE format('pid %s (role %s, application %s, %s)', l.pid,
+                                 coalesce(a.usename::text, '?'),
+                                 coalesce(nullif(a.application_name, ''), '?'),
+                                 coalesce(a.backend_type, '?')) END)
+                   COLLATE pg_catalog."default" AS holder
+          FROM pg_catalog.pg_locks l
+          LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid
+         WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+           AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d
+                              WHERE d.datname = w.database)
+           AND l.classid::bigint = 4708303813012965710 >> 32
+           AND l.objid::bigint = 4708303813012965710 & 4294967295
+           AND NOT EXISTS (SELECT 1 FROM awa_internal.maintenance_worker_status() o
+                            WHERE o.pid = l.pid)
+         ORDER BY l.pid
+         LIMIT 1) h ON true
+  LEFT JOIN awa_internal.maintenance_worker_ticks() t ON t.pid = w.pid
+  LEFT JOIN awa_internal.maintenance_worker_prune_blockers() b ON b.pid = w.pid;
 
 COMMENT ON VIEW awa.maintenance_status IS
 'one row per awa_bgw maintenance worker of this cluster: state, leadership, per-ring '

@@ -90,7 +90,7 @@ CREATE INDEX ON awa.leases (job_id, run_lease, heartbeat_at);
 
 -- Which families make up each ring, in a fixed order (busy checks report the first
 -- non-empty one).
-CREATE FUNCTION awa.ring_families(p_ring text) RETURNS text[]
+CREATE FUNCTION awa_internal.ring_families(p_ring text) RETURNS text[]
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -122,7 +122,7 @@ BEGIN
                 'CREATE TABLE awa.%I PARTITION OF awa.%I FOR VALUES IN (%s); '
                 'SELECT pg_catalog.pg_extension_config_dump(%L, %L)',
                 f || '_' || s, f, s, format('awa.%I', f || '_' || s), ''), '; ')
-                FROM unnest(awa.ring_families(r.ring)) f);
+                FROM unnest(awa_internal.ring_families(r.ring)) f);
         END LOOP;
     END LOOP;
 END

@@ -3,7 +3,9 @@
 -- (0.9 took a smallint, and an integer constant does not cast to it implicitly). Beside
 -- the new forms the old ones would make every call with a priority ambiguous, so each
 -- old form hands its EXECUTE grants (a DBA's, and a tenant's) to its new form and is
--- dropped. The group roles already hold the new forms (grants/roles.sql).
+-- dropped. The group roles already hold the new forms (grants/roles.sql). check_job's
+-- old form stays in awa (upgrade/0.9--0.10-internal.sql does not move it), its new
+-- form is in awa_internal.
 DO $$
 DECLARE
     f record;
@@ -15,7 +17,7 @@ BEGIN
                 ('awa.enqueue(text, text, jsonb, smallint, timestamptz, int, text, interval, text[])',
                  'awa.enqueue(text, text, jsonb, int, timestamptz, int, text, interval, text[])'),
                 ('awa.check_job(text, text, jsonb, smallint, timestamptz, int)',
-                 'awa.check_job(text, text, jsonb, int, timestamptz, int)'),
+                 'awa_internal.check_job(text, text, jsonb, int, timestamptz, int)'),
                 ('awa.register_queue(text, smallint)', 'awa.register_queue(text, int)'),
                 ('awa.schedule(text, text, text, text, jsonb, text, smallint, int)',
                  'awa.schedule(text, text, text, text, jsonb, text, int, int)')) v(old_sig, new_sig)
