@@ -163,6 +163,10 @@ sub move_to
 			q{SELECT awa.enqueue('once', 'unique', unique_key => 'only-one', unique_for => '1 day')}),
 		$unique_id, "$name: the unique key still stands in the way of its duplicate");
 	is($node->queue_counts('once'), '1/0/0/0/0', "$name: ... which wrote nothing");
+	# (and the unique job is done with: a job left waiting keeps its queue slot from
+	# being pruned, and the queue ring stops turning once it wraps round to it)
+	is($node->run_sql(q{SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('once', 10)}),
+		'1', "$name: ... and is claimed and completed once");
 
 	$node->run_sql(q{UPDATE awa.job_schedules SET next_run_at = now() - interval '1 minute'
 	                  WHERE name = 'yearly'});
@@ -190,9 +194,10 @@ sub move_to
 	is($node->queue_counts('moved'), '0/1/0/' . (32 + 160) . '/0', "$name: the counts are exact");
 
 	# (an idle ring does not turn: the drain may have left it empty already, so one
-	# more job gives it work)
+	# more job, claimed and completed, gives it work)
 	my $g0 = $node->run_sql(q{SELECT generation FROM awa.ring_cursor('queue')});
-	$node->run_sql(q{SELECT awa.enqueue('turn', 'k')});
+	$node->run_sql(q{SELECT awa.enqueue('turn', 'k');
+	                 SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('turn')});
 	ok($node->poll_query_until('postgres',
 			"SELECT generation > $g0 FROM awa.ring_cursor('queue')"),
 		"$name: the rings turn");

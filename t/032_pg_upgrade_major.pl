@@ -149,7 +149,8 @@ sub upgrade
 	# (an idle ring does not turn: the drain may have left it empty already, so one
 	# more job, claimed, gives it work)
 	my $g = $new->run_sql(q{SELECT generation FROM awa.ring_cursor('claim')});
-	$new->run_sql(q{SELECT awa.enqueue('turn', 'k'); SELECT count(*) FROM awa.claim('turn')});
+	$new->run_sql(q{SELECT awa.enqueue('turn', 'k');
+	                SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('turn')});
 	$new->wait_for("$mode: the rings turn",
 		"SELECT generation > $g FROM awa.ring_cursor('claim')");
 	$new->stop;
