@@ -39,6 +39,17 @@ BEGIN
     END IF;
 END $$;
 
+-- complete the attempts (ids[i], leases[i]) in one call, logging those it completed
+CREATE OR REPLACE FUNCTION bench.complete_held(ids bigint[], leases bigint[]) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF bench.logging() THEN
+        INSERT INTO bench.completed SELECT * FROM awa.complete_batch(ids, leases);
+    ELSE
+        PERFORM count(*) FROM awa.complete_batch(ids, leases);
+    END IF;
+END $$;
+
 -- claim up to n jobs and commit (the claim is durable), then complete them and commit
 CREATE OR REPLACE PROCEDURE bench.consume(n int) LANGUAGE plpgsql AS $$
 DECLARE
@@ -60,10 +71,8 @@ BEGIN
         IF awa.complete(ids[1], leases[1]) AND bench.logging() THEN
             INSERT INTO bench.completed VALUES (ids[1], leases[1]);
         END IF;
-    ELSIF bench.logging() THEN
-        INSERT INTO bench.completed SELECT * FROM awa.complete_batch(ids, leases);
     ELSE
-        PERFORM count(*) FROM awa.complete_batch(ids, leases);
+        PERFORM bench.complete_held(ids, leases);
     END IF;
     COMMIT;
 END $$;
@@ -97,11 +106,7 @@ BEGIN
         EXIT WHEN cardinality(ids) = 0;
     END LOOP;
     IF cardinality(ids) > 0 THEN
-        IF bench.logging() THEN
-            INSERT INTO bench.completed SELECT * FROM awa.complete_batch(ids, leases);
-        ELSE
-            PERFORM count(*) FROM awa.complete_batch(ids, leases);
-        END IF;
+        PERFORM bench.complete_held(ids, leases);
         COMMIT;
     END IF;
 END $$;
