@@ -34,9 +34,10 @@ int			awa_bgw_horizon_pin_min_age = 5000;
 bool		awa_bgw_auto_flip = true;
 int			awa_bgw_auto_flip_stable_period = 600;
 int			awa_bgw_runtime_fresh_window = 90;
-int			awa_bgw_runtime_heartbeat_interval = 10000;
+int			awa_bgw_runtime_heartbeat_interval = 3600000;
 int			awa_bgw_leader_retry_interval = 10000;
 int			awa_bgw_promote_interval = 250;
+int			awa_bgw_idle_interval = 60000;
 int			awa_bgw_rescue_interval = 5000;
 int			awa_bgw_job_heartbeat_timeout = 90;
 int			awa_bgw_failed_retention = 7 * 24 * 3600;
@@ -128,8 +129,11 @@ awa_define_gucs(void)
 			 "How recent a runtime's heartbeat must be for it to count as live.",
 			 &awa_bgw_runtime_fresh_window, 90, 1, 86400);
 	define_ms("awa_bgw.runtime_heartbeat_interval",
-			  "Cadence of the worker's own heartbeat in awa.runtime_instances.",
-			  &awa_bgw_runtime_heartbeat_interval, 10000, 100, 3600000, false);
+			  "How often the worker refreshes its own row in awa.runtime_instances.",
+			  &awa_bgw_runtime_heartbeat_interval, 3600000, 100, 86400000, false);
+	define_ms("awa_bgw.idle_interval",
+			  "The longest an idle database's promotion, rescue and rings wait between looks.",
+			  &awa_bgw_idle_interval, 60000, 1000, 3600000, false);
 	define_ms("awa_bgw.leader_retry_interval",
 			  "How often a worker that is not leader retries the leader lock.",
 			  &awa_bgw_leader_retry_interval, 10000, 100, 3600000, false);

@@ -25,6 +25,7 @@ extern int	awa_bgw_horizon_pin_min_age;
 extern bool awa_bgw_auto_flip;
 extern int	awa_bgw_auto_flip_stable_period;
 extern int	awa_bgw_runtime_fresh_window;
+extern int	awa_bgw_idle_interval;
 extern int	awa_bgw_runtime_heartbeat_interval;
 extern int	awa_bgw_leader_retry_interval;
 extern int	awa_bgw_promote_interval;

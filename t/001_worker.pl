@@ -305,6 +305,31 @@ is( sql(
 	'f',
 	'instance id is a random uuid');
 
+# 0.10: the worker's row counts as live from shared memory, whatever its last_seen_at (the
+# worker refreshes it only every awa_bgw.runtime_heartbeat_interval, an hour by default)
+my $instance = sql("SELECT instance_id FROM awa.runtime_instances WHERE pid = $worker_pid");
+is(sql(q{SELECT array_agg(i) FROM awa_internal.live_worker_instances() i}), "{$instance}",
+	'shared memory lists the worker\'s row as live');
+is( sql(qq{SELECT awa_internal.runtime_live('$instance', now() - interval '2 days', 90),
+	              awa_internal.runtime_live(gen_random_uuid(), now() - interval '2 days', 90),
+	              awa_internal.runtime_live(gen_random_uuid(), now(), 90)}),
+	't|f|t',
+	'a row is live when a running worker owns it, or when its heartbeat is fresh');
+# the leader's purge of rows stale for a day spares a running worker's row (in one
+# transaction, so that the worker's own heartbeat cannot refresh it meanwhile)
+is( sql(qq{BEGIN;
+	       UPDATE awa.runtime_instances SET last_seen_at = now() - interval '2 days'
+	        WHERE instance_id = '$instance';
+	       INSERT INTO awa.runtime_instances (instance_id, name, last_seen_at)
+	       VALUES ('00000000-0000-0000-0000-0000000000ee', 'gone', now() - interval '2 days');
+	       SELECT count(*) FROM awa.runtime_heartbeat('00000000-0000-0000-0000-0000000000ef',
+	                                                  'other', '0.10.0', 1, true);
+	       SELECT string_agg(name, ',' ORDER BY name) FROM awa.runtime_instances
+	        WHERE last_seen_at < now() - interval '1 day';
+	       ROLLBACK;}),
+	"1\nawa_bgw worker (database postgres)",
+	'the purge of stale rows deletes a gone runtime\'s and spares the running worker\'s');
+
 #---------------------------------------------------------------------------
 # 4. An idle ring is not rotated.
 

@@ -1,17 +1,25 @@
 # Copyright: the awa_bgw authors.
 #
-# What an idle worker writes (docs/operations.md, "What the worker costs"). With every
-# cadence short (the rings 100 ms, promote 100 ms, rescue 200 ms, the folds and purges
-# 1 s), after a little traffic has come and gone and the rings have stopped turning,
-# the worker leads over an idle stretch of at least 20 rescues (counted by
-# awa.worker_stats). pg_waldump over the stretch shows which relations were written:
-# no record names a relation of schema awa but the fleet's awa.runtime_instances (its
-# heartbeat still writes a row version per awa_bgw.runtime_heartbeat_interval, here
-# 1 s); in particular not the claim ring's state, which each rescue locked before 0.10.
-# Records that name no relation (commits, running transactions) or a catalog
-# (autovacuum's, the statistics') are not the worker's writes to its tables and are not
-# counted. Positive control: the same dump over a stretch with one rescue due names the
-# claim ring's state.
+# An idle database (docs/operations.md, "When idle"), in two parts.
+#
+# What an idle worker writes. With every cadence short (the rings 100 ms, promote
+# 100 ms, rescue 200 ms, the folds and purges 1 s, awa_bgw.idle_interval 1 s) and
+# autovacuum off (so that no other process writes), after a little traffic has come and
+# gone the worker sleeps on its idle cadences (maintenance_status.idle_since), and stays
+# so over a stretch of at least 10 rescues and 20 passes of its loop. pg_waldump over
+# the stretch shows no record but the server's own (rmgr Standby: the running
+# transactions the checkpointer and bgwriter log; XLOG: checkpoints, switches): nothing
+# of the worker's, not even its row of awa.runtime_instances, which 0.9 updated every
+# 10 s (0.10: every awa_bgw.runtime_heartbeat_interval, an hour by default; the fleet
+# gate reads a worker's liveness from shared memory). Positive control: the same dump
+# over a stretch with one rescue due names the claim ring's state.
+#
+# What wakes it. With awa_bgw.idle_interval at an hour, so that only a wake can explain
+# what follows: an enqueue's commit takes the worker off its idle cadences at once; a
+# deferred job enqueued while it sleeps is promoted when it falls due; an attempt past
+# its deadline is rescued; a prepared transaction that enqueued keeps the worker off its
+# idle cadences until it ends (its COMMIT PREPARED, in another session, wakes no one),
+# and its deferred job is promoted when due.
 
 use strict;
 use warnings;
@@ -29,13 +37,16 @@ awa_bgw.leader_retry_interval = '200ms'
 awa_bgw.promote_interval = '100ms'
 awa_bgw.rescue_interval = '200ms'
 awa_bgw.fold_interval = '1s'
-awa_bgw.runtime_heartbeat_interval = '1s'
+awa_bgw.idle_interval = '1s'
+autovacuum = off
+max_prepared_transactions = 2
 });
 $node->start;
 $node->create_extension_and_lead;
 
-my $counters = q{SELECT rescue_runs || ' ' || rotations || ' ' || prunes
-                   FROM awa.worker_stats WHERE database = 'postgres'};
+my $counters = q{SELECT s.rescue_runs || ' ' || m.ticks || ' ' || m.idle_since
+                   FROM awa.worker_stats s, awa.maintenance_status m
+                  WHERE s.database = 'postgres' AND m.database = 'postgres'};
 
 # the relations of schema awa (tables, their indexes and TOAST) by file node
 sub awa_relations
@@ -58,8 +69,8 @@ sub awa_relations
 	return \%rel;
 }
 
-# the awa relations that the WAL between two LSNs names, with how many records each
-sub written_between
+# the records between two LSNs: [rmgr, the awa relations each names]
+sub records_between
 {
 	my ($from, $to) = @_;
 	my $db = sql(q{SELECT oid FROM pg_database WHERE datname = 'postgres'});
@@ -67,50 +78,53 @@ sub written_between
 	my ($out, $err) = ('', '');
 	IPC::Run::run([ 'pg_waldump', '-p', $node->data_dir . '/pg_wal', '-s', $from, '-e', $to ],
 		'>', \$out, '2>', \$err);
-	my %written;
+	my @records;
 	for my $line (split /\n/, $out)
 	{
-		my %seen;
+		my ($rmgr) = $line =~ /^rmgr: (\S+)/ or next;
+		my %names;
 		while ($line =~ m{rel \d+/$db/(\d+)}g)
 		{
-			my $name = $rels->{$1} or next;
-			$written{$name}++ unless $seen{$name}++;
+			$names{ $rels->{$1} } = 1 if $rels->{$1};
 		}
+		push @records, [ $rmgr, [ sort keys %names ], $line ];
 	}
-	return \%written;
+	return \@records;
 }
 
-# a little traffic, then wait until the rings have stopped turning: the counters of
-# rotations and prunes unchanged over 5 rescues
+# --- what an idle worker writes ------------------------------------------------------
+
+# a little traffic, then wait until the worker sleeps idle and its folds have caught up
+# (two fold passes, 1 s apart, after it went idle)
 sql(q{SELECT count(awa.enqueue('idle', 'k')) FROM generate_series(1, 20)});
 sql(q{SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('idle', 20)});
-my $quiet = 0;
-my $deadline = time() + 180;
-while (!$quiet && time() < $deadline)
-{
-	my ($r0, $rot0, $pr0) = split / /, sql($counters);
-	$node->poll_query_until('postgres',
-		"SELECT rescue_runs >= $r0 + 5 FROM awa.worker_stats WHERE database = 'postgres'")
-	  or die 'the worker does not rescue';
-	my (undef, $rot1, $pr1) = split / /, sql($counters);
-	$quiet = $rot1 == $rot0 && $pr1 == $pr0;
-}
-ok($quiet, 'after the traffic, the rings stop turning');
+$node->wait_for('after the traffic, the worker sleeps on its idle cadences',
+	q{SELECT idle_since IS NOT NULL FROM awa.maintenance_status WHERE database = 'postgres'});
+my ($folds) = sql(q{SELECT folds_run FROM awa.maintenance_status WHERE database = 'postgres'});
+$node->wait_for('the folds run twice more',
+	"SELECT folds_run >= $folds + 4 FROM awa.maintenance_status WHERE database = 'postgres'");
 
 # the idle stretch
 my $lsn0 = sql('SELECT pg_current_wal_insert_lsn()');
-my ($r0, $rot0, $pr0) = split / /, sql($counters);
-$node->wait_for('the worker rescues 20 times over the idle stretch',
-	"SELECT rescue_runs >= $r0 + 20 FROM awa.worker_stats WHERE database = 'postgres'");
-my (undef, $rot1, $pr1) = split / /, sql($counters);
+my ($r0, $t0, $since0) = split / /, sql($counters), 3;
+ok(defined $since0 && $since0 ne '', 'the stretch begins idle');
+$node->wait_for('the worker rescues 10 times and loops 20 times over the idle stretch',
+	"SELECT rescue_runs >= $r0 + 10 AND ticks >= $t0 + 20
+	   FROM awa.worker_stats s, awa.maintenance_status m
+	  WHERE s.database = 'postgres' AND m.database = 'postgres'");
 my $lsn1 = sql('SELECT pg_current_wal_insert_lsn()');
-is("$rot1 $pr1", "$rot0 $pr0", 'no ring turned over the stretch');
-my $idle = written_between($lsn0, $lsn1);
-note("written while idle: " . join(', ', map { "$_ ($idle->{$_})" } sort keys %$idle));
-cmp_ok($idle->{runtime_instances} // 0, '>', 0,
-	'the fleet heartbeat wrote its row (the dump reads the stretch)');
-is(join(' ', grep { $_ ne 'runtime_instances' } sort keys %$idle), '',
-	'no other relation of schema awa was written while idle');
+my (undef, undef, $since1) = split / /, sql($counters), 3;
+is($since1, $since0, 'the worker stayed on its idle cadences over the whole stretch');
+my $idle = records_between($lsn0, $lsn1);
+my @own = grep { $_->[0] ne 'Standby' && $_->[0] ne 'XLOG' } @$idle;
+note('records over the idle stretch: ' . scalar(@$idle));
+note("not the server's own: $_->[2]") for @own[ 0 .. ($#own < 4 ? $#own : 4) ];
+is(scalar(@own), 0, "the idle stretch's WAL holds no record but the server's own");
+is(join(' ', map { @{ $_->[1] } } @$idle), '', 'no relation of schema awa was written');
+is( sql(q{SELECT i.live_instances || ' ' || (r.last_seen_at < now() - interval '10 s')
+	        FROM awa.ring_authority_status('awa', 1) i, awa.runtime_instances r}),
+	'1 true',
+	'the worker\'s row, not written for the stretch, counts as live (from shared memory)');
 
 # positive control: the dump sees the claim ring's state when the ring has work (one
 # receipt past its deadline: the rescue, and the rotations of the busy ring, take its
@@ -121,9 +135,56 @@ sql(q{SELECT count(*) FROM awa.claim('late', 1, '1 ms')});
 $node->wait_for('the late attempt is rescued',
 	q{SELECT jobs_rescued >= 1 FROM awa.worker_stats WHERE database = 'postgres'});
 my $lsn3 = sql('SELECT pg_current_wal_insert_lsn()');
-my $busy = written_between($lsn2, $lsn3);
-cmp_ok($busy->{claim_ring_state} // 0, '>', 0,
-	'with a receipt due the claim ring\'s state is written (the dump sees it)');
+my %busy = map { $_ => 1 } map { @{ $_->[1] } } @{ records_between($lsn2, $lsn3) };
+ok($busy{claim_ring_state}, 'with a receipt due the claim ring\'s state is written (the dump sees it)');
+# the rescued job is retried: claim and complete it, so that the rings empty
+$node->wait_for('the rescued job is claimable again',
+	q{SELECT count(*) = 1 FROM awa.jobs('late', 'available')});
+sql(q{SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('late', 1)});
+
+# --- what wakes it --------------------------------------------------------------------
+
+sql(q{ALTER SYSTEM SET awa_bgw.idle_interval = '1h'});
+sql(q{SELECT pg_reload_conf()});
+$node->wait_for('the reload is seen',
+	q{SELECT setting = '3600000' FROM pg_settings WHERE name = 'awa_bgw.idle_interval'});
+my $is_idle = q{SELECT idle_since IS NOT NULL FROM awa.maintenance_status
+                 WHERE database = 'postgres'};
+$node->wait_for('with an idle interval of an hour, the worker sleeps idle', $is_idle);
+
+# an enqueue wakes it; claimed and completed, the rings empty and it sleeps again
+my $id = sql(q{SELECT awa.enqueue('wake', 'k')});
+$node->wait_for('an enqueue takes the worker off its idle cadences', $is_idle, 'f');
+is(sql(q{SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('wake', 1)}), '1',
+	'the job is claimed and completed');
+$node->wait_for('then it sleeps idle again', $is_idle);
+
+# a deferred job enqueued while it sleeps: promoted when it falls due
+$id = sql(q{SELECT awa.enqueue('wake', 'k', run_at => clock_timestamp() + interval '2 s')});
+$node->wait_for('the deferred job is promoted when due, though the worker had slept',
+	"SELECT awa.job_state($id) = 'available'");
+
+# an attempt past its deadline: rescued
+sql(q{SELECT count(*) FROM awa.claim('wake', 1, '1 s')});
+$node->wait_for('the attempt past its deadline is rescued',
+	"SELECT awa.job_state($id) = 'retryable'");
+sql("SELECT awa.cancel($id)");
+$node->wait_for('the rings empty and the worker sleeps idle', $is_idle);
+
+# a prepared transaction that enqueued: the worker does not sleep idle until it ends,
+# and promotes its deferred job when due
+my $ticks = q{SELECT ticks FROM awa.maintenance_status WHERE database = 'postgres'};
+sql(q{BEGIN;
+      SELECT awa.enqueue('wake', 'prepared', run_at => clock_timestamp() + interval '2 s');
+      PREPARE TRANSACTION 'enq'});
+$node->wait_for('a PREPARE takes the worker off its idle cadences', $is_idle, 'f');
+my $t1 = sql($ticks);
+$node->wait_for('the worker loops 10 times with the transaction prepared',
+	"SELECT ticks >= $t1 + 10 FROM awa.maintenance_status WHERE database = 'postgres'");
+is(sql($is_idle), 'f', 'and does not sleep idle meanwhile');
+sql(q{COMMIT PREPARED 'enq'});
+$node->wait_for('the prepared deferred job is promoted when due',
+	q{SELECT count(*) = 1 FROM awa.jobs('wake', 'available')});
 
 $node->stop;
 done_testing();

@@ -34,6 +34,12 @@ LANGUAGE C VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_heartbeat';
 
+-- 0.10: this transaction writes the data plane through SQL (a cancel): when it commits,
+-- an idle worker is woken (src/dataplane/activity.c; the C paths note it themselves).
+CREATE OR REPLACE FUNCTION awa_internal.note_activity() RETURNS void
+LANGUAGE C VOLATILE
+AS 'MODULE_PATHNAME', 'awa_note_activity';
+
 -- Cancelling a job in any open state, with the manage privilege on its queue: a
 -- scheduled or retryable one leaves deferred_jobs, a waiting one is done as cancelled
 -- under its lane's claim lock, a running one has its attempt closed.
@@ -49,6 +55,7 @@ DECLARE
     v_queue text;
 BEGIN
     PERFORM awa_internal.require_read_committed();
+    PERFORM awa_internal.note_activity();
     -- hold off prune (its TRUNCATE is not MVCC-safe) before the lookups below take
     -- their snapshots
     PERFORM awa.hold_ring_families();

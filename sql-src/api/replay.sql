@@ -154,6 +154,7 @@ DECLARE
     v_receipt awa.lease_claims;
 BEGIN
     PERFORM awa_internal.require_read_committed();
+    PERFORM awa_internal.note_activity();
     PERFORM awa_internal.check_name('queue', cancel_queue.queue);
     IF cancel_queue.kind IS NOT NULL THEN
         PERFORM awa_internal.check_name('kind', cancel_queue.kind);

@@ -10,6 +10,7 @@ GRANT SELECT ON awa.maintenance_status, awa.ring_status, awa.horizon_pins,
     awa.queue_stats, awa.worker_stats, awa.worker_ring_stats TO pg_monitor;
 GRANT EXECUTE ON FUNCTION awa_internal.maintenance_worker_status(),
     awa_internal.maintenance_worker_ticks(), awa_internal.maintenance_worker_prune_blockers(),
+    awa_internal.maintenance_worker_idle(),
     awa_internal.ring_status_rows(), awa.horizon_pins_at(interval),
     awa.queue_stats_rows(interval), awa_internal.worker_stats_counters(),
     awa_internal.worker_ring_stats_counters() TO pg_monitor;

@@ -72,6 +72,7 @@ BEGIN
                 (20, 'awa_monitor', 'maintenance_worker_status'),
                 (21, 'awa_monitor', 'maintenance_worker_ticks'),
                 (22, 'awa_monitor', 'maintenance_worker_prune_blockers'),
+                (23, 'awa_monitor', 'maintenance_worker_idle'),
                 (24, 'awa_monitor', 'ring_status_rows'),
                 (25, 'awa_monitor', 'horizon_pins_at'),
                 (26, 'awa_monitor', 'queue_stats_rows'),

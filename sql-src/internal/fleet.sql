@@ -13,6 +13,26 @@ AS $$
     WHERE m IS NOT NULL
 $$;
 
+-- 0.10: the rows of the workers that run now and maintain this database, from shared
+-- memory. Such a row counts as live whatever its last_seen_at: a worker refreshes its
+-- row only every awa_bgw.runtime_heartbeat_interval (an hour by default), so that an
+-- idle database is not written to for its heartbeat (issue 33).
+CREATE OR REPLACE FUNCTION awa_internal.live_worker_instances() RETURNS SETOF uuid
+LANGUAGE C STRICT VOLATILE
+AS 'MODULE_PATHNAME', 'awa_live_worker_instances';
+
+-- Whether a runtime's row counts as live: a heartbeat within p_fresh_seconds, or a
+-- worker of this database that runs now.
+CREATE OR REPLACE FUNCTION awa_internal.runtime_live(p_instance_id uuid, p_last_seen_at timestamptz,
+                                                     p_fresh_seconds float8)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT p_last_seen_at >= now() - make_interval(secs => p_fresh_seconds)
+        OR p_instance_id IN (SELECT awa_internal.live_worker_instances())
+$$;
+
 CREATE OR REPLACE FUNCTION awa_internal.ring_authority_min_flip_version() RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT '0.7.0'::text $$;
@@ -40,12 +60,13 @@ BEGIN
                                   < awa_internal.semver_rank(awa_internal.ring_authority_min_flip_version()))
       INTO live_instances, flip_aware_instances, blocking_instances
       FROM awa.runtime_instances i
-     WHERE i.last_seen_at >= now() - make_interval(secs => p_fresh_seconds);
+     WHERE awa_internal.runtime_live(i.instance_id, i.last_seen_at, p_fresh_seconds);
 END
 $$;
 
 -- Called by every awa_bgw worker on awa_bgw.runtime_heartbeat_interval: upsert its own
--- row; the leader also removes rows that have been stale for a day. 0.10: an UPDATE
+-- row; the leader also removes rows that have been stale for a day, but those of the
+-- workers that run now. 0.10: an UPDATE
 -- first, since an upsert that finds the row locks it in a WAL record of its own before
 -- it updates it (issue 33: what an idle worker writes).
 CREATE OR REPLACE FUNCTION awa.runtime_heartbeat(p_instance_id uuid, p_name text, p_version text,
@@ -68,7 +89,9 @@ BEGIN
                binary_version = EXCLUDED.binary_version, pid = EXCLUDED.pid;
     END IF;
     IF p_is_leader THEN
-        DELETE FROM awa.runtime_instances WHERE last_seen_at < now() - interval '1 day';
+        DELETE FROM awa.runtime_instances
+         WHERE last_seen_at < now() - interval '1 day'
+           AND instance_id NOT IN (SELECT awa_internal.live_worker_instances());
     END IF;
 END
 $$;
@@ -93,7 +116,7 @@ BEGIN
                 ELSE format('binary_version %s is older than %s', i.binary_version,
                             awa_internal.ring_authority_min_flip_version()) END
       FROM awa.runtime_instances i
-     WHERE i.last_seen_at >= now() - make_interval(secs => p_fresh_seconds)
+     WHERE awa_internal.runtime_live(i.instance_id, i.last_seen_at, p_fresh_seconds)
        AND (awa_internal.semver_rank(i.binary_version) IS NULL
             OR awa_internal.semver_rank(i.binary_version)
                < awa_internal.semver_rank(awa_internal.ring_authority_min_flip_version()))

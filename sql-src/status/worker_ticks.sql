@@ -2,12 +2,19 @@
 -- on upgrade): the passes of each worker's loop (ticks), its failed_jobs retention
 -- (failed_jobs_purged, purge_batches), and the sessions that hold off a blocked prune
 -- (prune_blocked_by). And awa.wake(), which asks the worker of the current database to
--- run every step now.
+-- run every step now. 0.10 adds since when the worker sleeps on its idle cadences
+-- (idle_since; docs/operations.md, "When idle").
 
 CREATE OR REPLACE FUNCTION awa_internal.maintenance_worker_ticks(OUT pid int, OUT ticks bigint,
     OUT failed_jobs_purged bigint, OUT purge_batches bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'awa_maintenance_worker_ticks'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE OR REPLACE FUNCTION awa_internal.maintenance_worker_idle(OUT pid int,
+    OUT idle_since timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'awa_maintenance_worker_idle'
 LANGUAGE C STRICT VOLATILE;
 
 -- The sessions (pids; 0 for a prepared transaction) other than the caller that hold or
@@ -68,7 +75,7 @@ COMMENT ON FUNCTION awa.wake() IS
 -- (docs/proposals/internal_schema.md).
 CREATE OR REPLACE VIEW awa.maintenance_status AS
 SELECT w.*, h.pid AS leader_key_holder_pid, h.holder AS leader_key_holder, t.ticks,
-       t.failed_jobs_purged, t.purge_batches, b.prune_blocked_by
+       t.failed_jobs_purged, t.purge_batches, b.prune_blocked_by, i.idle_since
   FROM awa_internal.maintenance_worker_status() w
   LEFT JOIN LATERAL (
         SELECT l.pid,
@@ -92,7 +99,8 @@ SELECT w.*, h.pid AS leader_key_holder_pid, h.holder AS leader_key_holder, t.tic
          ORDER BY l.pid
          LIMIT 1) h ON true
   LEFT JOIN awa_internal.maintenance_worker_ticks() t ON t.pid = w.pid
-  LEFT JOIN awa_internal.maintenance_worker_prune_blockers() b ON b.pid = w.pid;
+  LEFT JOIN awa_internal.maintenance_worker_prune_blockers() b ON b.pid = w.pid
+  LEFT JOIN awa_internal.maintenance_worker_idle() i ON i.pid = w.pid;
 
 COMMENT ON VIEW awa.maintenance_status IS
 'one row per awa_bgw maintenance worker of this cluster: state, leadership, per-ring '
@@ -103,6 +111,7 @@ COMMENT ON VIEW awa.maintenance_status IS
 'the worker''s loop (ticks), the failed_jobs rows past the retention it deleted '
 '(failed_jobs_purged) in how many transactions (purge_batches), and per ring whose last '
 'prune was blocked the pids that held or awaited a lock on the children it wanted '
-'(prune_blocked_by); a database that has no worker because no background worker slot was '
+'(prune_blocked_by), since when the worker sleeps on its idle cadences (idle_since, NULL '
+'while it runs its steps on their cadences); a database that has no worker because no background worker slot was '
 'free is shown in state no_worker_slot (no pid; errors counts the launcher''s failed '
 'attempts)';

@@ -51,6 +51,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
+#include "src/dataplane/activity.h"
 #include "src/dataplane/checks.h"
 #include "src/dataplane/lanemarks.h"
 #include "src/dataplane/privlock.h"
@@ -255,6 +256,7 @@ insert_receipts(Claim *c, Relation child, List *taken, WindowEntry *last,
 									   IntervalPGetDatum(c->deadline));
 	for (i = 0; i < R_NCOLS; i++)
 		at[i] = awa_column_number(child, receipt_set[i]);
+	awa_activity_note();
 	awa_row_inserter_begin(&ri, child);
 	list_sort(taken, entry_cmp);
 	foreach(lc, taken)

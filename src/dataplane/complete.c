@@ -41,6 +41,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "src/dataplane/activity.h"
 #include "src/dataplane/checks.h"
 #include "src/dataplane/complete.h"
 #include "src/dataplane/privlock.h"
@@ -245,6 +246,7 @@ named_begin(NamedInserter *ni, Relation rel, int n, const char *const *names)
 	ni->row = palloc0(natts * sizeof(Datum));
 	ni->nulls = palloc(natts * sizeof(bool));
 	memset(ni->nulls, true, natts * sizeof(bool));
+	awa_activity_note();
 	awa_row_inserter_begin(&ni->ri, rel);
 }
 

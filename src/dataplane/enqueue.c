@@ -48,6 +48,7 @@
 #include "utils/xid8.h"
 
 #include "src/compat.h"
+#include "src/dataplane/activity.h"
 #include "src/dataplane/checks.h"
 #include "src/dataplane/enqueue.h"
 #include "src/dataplane/lanes.h"
@@ -452,6 +453,7 @@ awa_enqueue_jobs(text *queue, AwaNewJob *jobs, int njobs)
 	int			i;
 
 	awa_xid_space_adopt();
+	awa_activity_note();
 	for (i = 0; i < njobs; i++)
 		if (jobs[i].run_at > now)
 			later[nlater++] = jobs[i];

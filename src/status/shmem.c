@@ -26,6 +26,7 @@
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "port/atomics.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
@@ -42,8 +43,11 @@ PG_FUNCTION_INFO_V1(awa_maintenance_worker_status);
 PG_FUNCTION_INFO_V1(awa_maintenance_worker_ticks);
 PG_FUNCTION_INFO_V1(awa_maintenance_worker_prune_blockers);
 PG_FUNCTION_INFO_V1(awa_wake);
+PG_FUNCTION_INFO_V1(awa_live_worker_instances);
+PG_FUNCTION_INFO_V1(awa_maintenance_worker_idle);
 
 /* the bytes a slot keeps of a blocker or a reason; of an error, a pin or a verdict */
+#define AWA_INSTANCE_ID_LEN	40	/* a uuid's text and its NUL */
 #define AWA_LABEL_LEN		64
 #define AWA_ERROR_LEN		256
 
@@ -62,6 +66,8 @@ typedef struct AwaWorkerStatus
 	char		dbname[NAMEDATALEN];	/* status lock */
 	int			pid;			/* status lock */
 	int			procno;			/* status lock: the PGPROC whose latch awa.wake() sets */
+	char		instance_id[AWA_INSTANCE_ID_LEN];	/* status lock: its row of
+													 * awa.runtime_instances; "" */
 	AwaWorkerState state;		/* status lock */
 	TimestampTz state_since;	/* status lock */
 	TimestampTz started_at;		/* status lock */
@@ -88,6 +94,13 @@ typedef struct AwaWorkerStatus
 	uint64		failed_jobs_purged; /* status lock: failed_jobs rows deleted */
 	uint64		purge_batches;	/* status lock: retention transactions that deleted */
 	bool		wake_pending;	/* status lock; set by awa.wake() in any backend */
+	TimestampTz idle_since;		/* status lock: asleep on the idle cadences since; 0 */
+	/*
+	 * No lock: 1 while the worker sleeps on its idle cadences (or is about
+	 * to); the first commit that wrote the data plane sets it to 0 and the
+	 * worker's latch (awa_status_wake_idle_worker).
+	 */
+	pg_atomic_uint32 idle_armed;
 } AwaWorkerStatus;
 
 typedef struct AwaSharedState
@@ -149,8 +162,12 @@ awa_shmem_startup(void)
 	awa_shared = ShmemInitStruct("awa_bgw", sizeof(AwaSharedState), &found);
 	if (!found)
 	{
+		int			i;
+
 		memset(awa_shared, 0, sizeof(AwaSharedState));
 		awa_shared->lock = &(GetNamedLWLockTranche("awa_bgw"))->lock;
+		for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+			pg_atomic_init_u32(&awa_shared->workers[i].idle_armed, 0);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -227,6 +244,7 @@ awa_status_attach(Oid dboid, const char *dbname)
 	if (other_pid == 0 && free_slot != NULL)
 	{
 		memset(free_slot, 0, sizeof(AwaWorkerStatus));
+		pg_atomic_init_u32(&free_slot->idle_armed, 0);
 		free_slot->in_use = true;
 		free_slot->dboid = dboid;
 		strlcpy(free_slot->dbname, dbname, NAMEDATALEN);
@@ -276,6 +294,100 @@ awa_status_set_state(AwaWorkerState state)
 	my_status->state_since = now;
 	my_status->leader_since = (state == AWA_STATE_LEADER) ? now : 0;
 	LWLockRelease(awa_shared->lock);
+}
+
+/*
+ * The id of this worker's row in awa.runtime_instances (0.10): while the
+ * worker runs, awa_internal.live_worker_instances() lists it, so the fleet
+ * gate counts the row live whatever its last_seen_at (docs/design.md §6).
+ */
+void
+awa_status_set_instance_id(const char *instance_id)
+{
+	if (my_status == NULL)
+		return;
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	strlcpy(my_status->instance_id, instance_id, AWA_INSTANCE_ID_LEN);
+	LWLockRelease(awa_shared->lock);
+}
+
+/*
+ * The idle flag (docs/operations.md, "When idle"). The worker arms it before
+ * the passes that show the database idle, and sleeps on its idle cadences
+ * only if it is still armed after them; a backend whose transaction wrote the
+ * data plane reads it after its commit is visible, and disarms it and sets
+ * the worker's latch. Either the worker's pass saw the commit, or the
+ * backend saw the flag (both sides order their access by a full barrier).
+ */
+void
+awa_status_arm_idle(void)
+{
+	if (my_status != NULL)
+		(void) pg_atomic_exchange_u32(&my_status->idle_armed, 1);
+}
+
+/* The worker sleeps on its idle cadences from now on (idle), or no longer. */
+void
+awa_status_set_idle(bool idle)
+{
+	TimestampTz since = idle ? GetCurrentTimestamp() : 0;
+
+	if (my_status == NULL || (my_status->idle_since != 0) == idle)
+		return;
+	LWLockAcquire(awa_shared->lock, LW_EXCLUSIVE);
+	my_status->idle_since = since;
+	LWLockRelease(awa_shared->lock);
+}
+
+/* Whether the idle flag is still armed: no commit wrote the data plane since. */
+bool
+awa_status_idle_armed(void)
+{
+	if (my_status == NULL)
+		return false;
+	pg_memory_barrier();
+	return pg_atomic_read_u32(&my_status->idle_armed) != 0;
+}
+
+void
+awa_status_disarm_idle(void)
+{
+	if (my_status != NULL)
+		pg_atomic_write_u32(&my_status->idle_armed, 0);
+}
+
+/*
+ * In a backend, after a commit that wrote the data plane: wakes the worker of
+ * its database if it sleeps idle. Nothing is written while the flag is not
+ * armed, so a busy database pays one read per commit. The slot is found
+ * without the lock (its index is kept from the last call): a slot taken over
+ * meanwhile by another database's worker at worst costs that worker a pass.
+ */
+void
+awa_status_wake_idle_worker(void)
+{
+	static int	cached = -1;
+	AwaWorkerStatus *st = NULL;
+	int			i;
+
+	if (awa_shared == NULL)
+		return;
+	if (cached >= 0 && awa_shared->workers[cached].in_use &&
+		awa_shared->workers[cached].dboid == MyDatabaseId)
+		st = &awa_shared->workers[cached];
+	for (i = 0; st == NULL && i < AWA_BGW_MAX_DATABASES; i++)
+		if (awa_shared->workers[i].in_use && awa_shared->workers[i].dboid == MyDatabaseId)
+		{
+			cached = i;
+			st = &awa_shared->workers[i];
+		}
+	if (st == NULL)
+		return;
+	pg_memory_barrier();
+	if (pg_atomic_read_u32(&st->idle_armed) == 0 ||
+		pg_atomic_exchange_u32(&st->idle_armed, 0) == 0)
+		return;
+	SetLatch(&GetPGProcByNumber(st->procno)->procLatch);
 }
 
 /* One more pass of the worker's loop, whatever it did. */
@@ -536,6 +648,43 @@ awa_wake(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(true);
 }
 
+/*
+ * awa_internal.live_worker_instances() RETURNS SETOF uuid: the rows of
+ * awa.runtime_instances whose workers run now and maintain the current
+ * database. The ids are copied under the lock (a worker gives its slot back
+ * under it before it exits), then read as uuids.
+ */
+Datum
+awa_live_worker_instances(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char		ids[AWA_BGW_MAX_DATABASES][AWA_INSTANCE_ID_LEN];
+	int			n = 0;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	if (awa_shared == NULL)
+		PG_RETURN_VOID();
+	LWLockAcquire(awa_shared->lock, LW_SHARED);
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+	{
+		AwaWorkerStatus *st = &awa_shared->workers[i];
+
+		if (st->in_use && st->dboid == MyDatabaseId && st->pid > 0 &&
+			st->instance_id[0] != '\0')
+			memcpy(ids[n++], st->instance_id, AWA_INSTANCE_ID_LEN);
+	}
+	LWLockRelease(awa_shared->lock);
+	for (i = 0; i < n; i++)
+	{
+		Datum		value = DirectFunctionCall1(uuid_in, CStringGetDatum(ids[i]));
+		bool		isnull = false;
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+	}
+	PG_RETURN_VOID();
+}
+
 /* {"queue": {"rotated": n, ..., "last_blocker": "..."}, "lease": ..., "claim": ...} */
 static Jsonb *
 counters_jsonb(const uint64 (*counts)[], int noutcomes, const char *const *names,
@@ -715,6 +864,43 @@ awa_maintenance_worker_ticks(PG_FUNCTION_ARGS)
 		values[0] = Int32GetDatum(pids[i]);
 		for (c = 0; c < 3; c++)
 			values[c + 1] = Int64GetDatum((int64) counts[i][c]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_VOID();
+}
+
+/*
+ * awa_internal.maintenance_worker_idle() RETURNS TABLE (pid int, idle_since
+ * timestamptz): since when each worker sleeps on its idle cadences (0.10; NULL
+ * while it runs its steps on their cadences).
+ */
+Datum
+awa_maintenance_worker_idle(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			pids[AWA_BGW_MAX_DATABASES];
+	TimestampTz since[AWA_BGW_MAX_DATABASES];
+	int			n = 0;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (awa_shared == NULL)
+		PG_RETURN_VOID();
+	LWLockAcquire(awa_shared->lock, LW_SHARED);
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+		if (awa_shared->workers[i].in_use && awa_shared->workers[i].pid > 0)
+		{
+			pids[n] = awa_shared->workers[i].pid;
+			since[n++] = awa_shared->workers[i].idle_since;
+		}
+	LWLockRelease(awa_shared->lock);
+	for (i = 0; i < n; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = Int32GetDatum(pids[i]);
+		values[1] = nullable_ts(since[i], &nulls[1]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_VOID();

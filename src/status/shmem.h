@@ -81,7 +81,13 @@ extern void awa_shmem_startup(void);
 extern void awa_status_attach(Oid dboid, const char *dbname);
 extern const char *awa_status_dbname(void);
 extern void awa_status_set_state(AwaWorkerState state);
+extern void awa_status_set_instance_id(const char *instance_id);
 extern void awa_status_count_tick(void);
+extern void awa_status_arm_idle(void);
+extern bool awa_status_idle_armed(void);
+extern void awa_status_set_idle(bool idle);
+extern void awa_status_disarm_idle(void);
+extern void awa_status_wake_idle_worker(void);
 extern bool awa_status_take_wake(void);
 extern void awa_status_note_rotate(AwaRing ring, int outcome, const char *blocker);
 extern void awa_status_note_prune(AwaRing ring, int outcome, const char *reason,

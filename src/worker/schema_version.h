@@ -37,6 +37,9 @@ typedef enum AwaSchemaFeature
 								 * awa.ring_slot_lock_holders */
 	AWA_FEATURE_XID_SPACE,		/* rows marked with their cluster's xid space:
 								 * awa.xid_space_settle */
+	AWA_FEATURE_QUIET_IDLE,		/* a worker's liveness read from shared memory,
+								 * promote_deferred's next_run_at: the worker
+								 * sleeps while the database is idle */
 	AWA_NFEATURES
 } AwaSchemaFeature;
 

@@ -64,6 +64,7 @@ extension_state(AwaStepResult *res)
 	AwaExtensionState result = AWA_EXT_ABSENT;
 
 	res->schema = NULL;
+	res->extension_oid = InvalidOid;
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
 				CStringGetDatum("awa_bgw"));
@@ -76,6 +77,7 @@ extension_state(AwaStepResult *res)
 									 RelationGetDescr(rel), &isnull);
 		char	   *version = isnull ? "" : TextDatumGetCString(d);
 
+		res->extension_oid = ((Form_pg_extension) GETSTRUCT(tup))->oid;
 		res->schema = awa_schema_version(version);
 		result = res->schema != NULL ? AWA_EXT_READY : AWA_EXT_OTHER_VERSION;
 	}

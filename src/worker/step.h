@@ -73,6 +73,7 @@ typedef struct AwaStepResult
 {
 	AwaExtensionState extension;
 	const AwaSchemaVersion *schema; /* at AWA_EXT_READY the version's row, else NULL */
+	Oid			extension_oid;	/* the extension's pg_extension row; InvalidOid: none */
 	bool		has_row;		/* the SQL ran and returned a row */
 	const AwaStepColumn *columns;	/* what values[] hold, by name */
 	AwaStepValue values[AWA_STEP_MAX_COLUMNS];

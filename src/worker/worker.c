@@ -20,6 +20,9 @@
  * superuser with LOGIN (state bad_role, said once); it looks again every
  * awa_bgw.leader_retry_interval and after each reload. A reload, and
  * awa.wake() from any session of its database, make every step due at once.
+ * While the database is idle (0.10) the steps but the folds sleep on their
+ * idle cadences, woken by the first commit that writes the data plane ("When
+ * idle" below; docs/operations.md).
  *
  * src/worker/worker.c
  *
@@ -91,6 +94,28 @@ typedef enum StepNext
 #define STEP_GATED		0x04	/* outcome folded / stood_down: runs counted when folded */
 #define STEP_PIN_SLOWED	0x08	/* under a pinned horizon, at most once per
 								 * awa_bgw.pinned_rotate_interval */
+#define STEP_IDLES		0x10	/* a group whose cadence stretches while the
+								 * database is idle (0.10, "When idle" below) */
+
+/* What else wakes a STEP_IDLES group of an idle database, before awa_bgw_idle_interval */
+typedef enum IdleWake
+{
+	IDLE_WAKE_BOUND = 0,		/* nothing: a commit that writes the data plane */
+	IDLE_WAKE_DEFERRED,			/* the next deferred job's run_at */
+	IDLE_WAKE_MINUTE			/* the next whole minute (the periodic schedules) */
+} IdleWake;
+
+/*
+ * When idle (0.10, AWA_FEATURE_QUIET_IDLE; docs/operations.md): once every
+ * STEP_IDLES group (promotion, rescue, the schedules, each ring's rotate and
+ * prune) has found nothing to do in a run that began after the worker armed
+ * its idle flag in shared memory, and the flag is still armed, the database is
+ * idle: those groups sleep until their idle wake instead of their cadence.
+ * The first commit that writes the data plane disarms the flag and sets the
+ * worker's latch (src/dataplane/activity.c); the groups are then due at once,
+ * and back on their cadences until they find nothing again. The folds keep
+ * their cadence, and the heartbeat its own.
+ */
 
 typedef struct WorkerStep WorkerStep;
 typedef StepNext (*StepHandler) (const WorkerStep *step, TimestampTz now);
@@ -109,18 +134,22 @@ struct WorkerStep
 	AwaCounter	runs;			/* AWA_NCOUNTERS: not counted */
 	AwaCounter	rows;			/* bumped by the bigint column rows_column */
 	const char *rows_column;
+	const char *busy_column;	/* a bigint column: above 0, the step did work */
+	IdleWake	idle_wake;		/* a STEP_IDLES group's head: see IdleWake */
 	AwaCounter	stood_down;		/* STEP_GATED: a stand-down under a pin */
 	StepHandler handler;
 	int			arg;			/* the ring of a rotate or prune; a fold that trims */
 };
 
 static StepNext count_only(const WorkerStep *step, TimestampTz now);
+static StepNext promote(const WorkerStep *step, TimestampTz now);
 static StepNext fold(const WorkerStep *step, TimestampTz now);
 static StepNext purge_failed_jobs(const WorkerStep *step, TimestampTz now);
 static StepNext purge_unique_keys(const WorkerStep *step, TimestampTz now);
 static StepNext auto_flip(const WorkerStep *step, TimestampTz now);
 static StepNext rotate(const WorkerStep *step, TimestampTz now);
 static StepNext prune(const WorkerStep *step, TimestampTz now);
+static void idle_leave(TimestampTz now);
 
 #define NO_COUNTERS .runs = AWA_NCOUNTERS, .rows = AWA_NCOUNTERS, .stood_down = AWA_NCOUNTERS
 
@@ -140,7 +169,7 @@ static StepNext prune(const WorkerStep *step, TimestampTz now);
 #define RING_STEPS(ring, name) \
 	{.label = "rotate of the " name " ring", .sql = ROTATE_SQL, \
 	 .columns = {{"outcome", AWA_COL_TEXT}, {"blocker", AWA_COL_TEXT}}, \
-	 .interval_ms = &awa_bgw_rotate_interval[ring], .flags = STEP_PIN_SLOWED, \
+	 .interval_ms = &awa_bgw_rotate_interval[ring], .flags = STEP_PIN_SLOWED | STEP_IDLES, \
 	 NO_COUNTERS, .handler = rotate, .arg = ring}, \
 	{.label = "prune of the " name " ring", .sql = PRUNE_SQL, \
 	 .sql_needs = AWA_FEATURE_PRUNE_HOLDERS, \
@@ -149,24 +178,38 @@ static StepNext prune(const WorkerStep *step, TimestampTz now);
 				 {"holders", AWA_COL_INT4_ARRAY}}, \
 	 .flags = STEP_GROUP, NO_COUNTERS, .handler = prune, .arg = ring}
 
+/*
+ * Promotion, and how long until the next deferred job falls due (-1: none
+ * waits). The subquery reads the statement's snapshot, taken before the
+ * promotion: it is exact when nothing was promoted, the only time the worker
+ * uses it (a promotion is work, and keeps the cadence short).
+ */
+#define PROMOTE_SQL \
+	"SELECT p.promoted, (SELECT CASE WHEN m IS NULL THEN -1 ELSE pg_catalog.ceil(" \
+	"greatest(0, pg_catalog.date_part('epoch', m - pg_catalog.clock_timestamp()) * 1000)) " \
+	"END FROM (SELECT pg_catalog.min(d.run_at) AS m FROM " AWA_SCHEMA ".deferred_jobs d) n" \
+	")::pg_catalog.int8 AS next_due_ms " \
+	"FROM " AWA_FN("promote_deferred") "(" AWA_SCHEMA_ARG ") p"
+
 static const WorkerStep steps[] = {
-	{.label = "promotion of deferred jobs",
-	 .sql = "SELECT promoted FROM " AWA_FN("promote_deferred") "(" AWA_SCHEMA_ARG ")",
-	 .columns = {{"promoted", AWA_COL_INT8}},
-	 .interval_ms = &awa_bgw_promote_interval,
+	{.label = "promotion of deferred jobs", .sql = PROMOTE_SQL,
+	 .columns = {{"promoted", AWA_COL_INT8}, {"next_due_ms", AWA_COL_INT8}},
+	 .interval_ms = &awa_bgw_promote_interval, .flags = STEP_IDLES,
+	 .idle_wake = IDLE_WAKE_DEFERRED,
 	 .runs = AWA_C_PROMOTE_RUNS, .rows = AWA_C_JOBS_PROMOTED, .rows_column = "promoted",
-	 .stood_down = AWA_NCOUNTERS, .handler = count_only},
+	 .busy_column = "promoted", .stood_down = AWA_NCOUNTERS, .handler = promote},
 	{.label = "rescue",
 	 .sql = "SELECT rescued, outcome FROM " AWA_FN("rescue") "(" AWA_SCHEMA_ARG ")",
 	 .columns = {{"rescued", AWA_COL_INT8}, {"outcome", AWA_COL_TEXT}},
-	 .interval_ms = &awa_bgw_rescue_interval,
+	 .interval_ms = &awa_bgw_rescue_interval, .flags = STEP_IDLES,
 	 .runs = AWA_C_RESCUE_RUNS, .rows = AWA_C_JOBS_RESCUED, .rows_column = "rescued",
-	 .stood_down = AWA_NCOUNTERS, .handler = count_only},
+	 .busy_column = "rescued", .stood_down = AWA_NCOUNTERS, .handler = count_only},
 	{.label = "periodic schedules",
 	 .sql = "SELECT fired, failed FROM " AWA_FN("fire_due_schedules") "(" AWA_SCHEMA_ARG ")",
 	 .columns = {{"fired", AWA_COL_INT8}, {"failed", AWA_COL_INT8}},
-	 .every_ms = SCHEDULE_CHECK_MS, .needs = AWA_FEATURE_SCHEDULES, NO_COUNTERS,
-	 .handler = count_only},
+	 .every_ms = SCHEDULE_CHECK_MS, .flags = STEP_IDLES, .idle_wake = IDLE_WAKE_MINUTE,
+	 .needs = AWA_FEATURE_SCHEDULES,
+	 NO_COUNTERS, .busy_column = "fired", .handler = count_only},
 	/* one batch per fold_interval, from where the last one stopped ($1) */
 	{.label = "purge of unique keys",
 	 .sql = "SELECT outcome, purged, last_job_id FROM " AWA_FN("purge_unique_keys") "($1)",
@@ -214,7 +257,15 @@ typedef struct WorkerSchedule
 	TimestampTz next_due[NSTEPS];	/* of each group, kept at its first entry */
 	int64		unique_after;	/* where the next purge of unique keys starts */
 	bool		horizon_pinned; /* the last fold stood down under a pin */
+	/* "When idle" (0.10), of each STEP_IDLES group, kept at its first entry */
+	bool		group_busy[NSTEPS]; /* its last run found work, or failed */
+	TimestampTz group_ran[NSTEPS];	/* when its last run began; 0: never */
+	bool		busy;			/* the group running now found work */
+	TimestampTz armed_at;		/* when the idle flag was armed; 0: it is not */
+	bool		idle;			/* the STEP_IDLES groups sleep on their idle dues */
+	TimestampTz deferred_due;	/* the next deferred job's run_at; 0: none */
 	TimestampTz next_heartbeat;
+	Oid			extension_oid;	/* of the extension the last heartbeat wrote to */
 	TimestampTz next_leader_try;
 	TimestampTz next_role_check;
 	bool		role_named;		/* awa_bgw.role names a role (else bootstrap superuser) */
@@ -287,6 +338,7 @@ leader_release(void)
 	run_leader_lock_step("leader release",
 						 "SELECT pg_catalog.pg_advisory_unlock($1) AS held");
 	sched.is_leader = false;
+	idle_leave(0);
 	awa_auto_flip_reset("not leader");
 	ereport(LOG, (errmsg("awa_bgw: gave up maintenance leadership of database \"%s\"",
 						 awa_status_dbname())));
@@ -387,6 +439,10 @@ extension_ready(void)
 	sched.schema = res.schema;
 	if (res.extension == AWA_EXT_READY)
 	{
+		/* a new extension (dropped and created again) has no row of this worker yet */
+		if (res.extension_oid != sched.extension_oid)
+			sched.next_heartbeat = 0;
+		sched.extension_oid = res.extension_oid;
 		if (sched.absent_logged)
 			ereport(LOG,
 					(errmsg("awa_bgw: extension awa_bgw is installed in database \"%s\"; "
@@ -471,6 +527,23 @@ xid_space_own(void)
 	return false;
 }
 
+/*
+ * How often the worker refreshes its row in awa.runtime_instances. From 0.10
+ * the fleet gate reads a worker's liveness from shared memory
+ * (awa_internal.live_worker_instances), so the row is a registration,
+ * refreshed every awa_bgw.runtime_heartbeat_interval (an hour by default) and
+ * an idle database is not written to for it. Before 0.10 the gate reads the
+ * row's last_seen_at alone: then at least three times per
+ * awa_bgw.runtime_fresh_window, so that the row counts as live.
+ */
+static int
+heartbeat_interval(void)
+{
+	if (awa_schema_has(sched.schema, AWA_FEATURE_QUIET_IDLE))
+		return awa_bgw_runtime_heartbeat_interval;
+	return Min(awa_bgw_runtime_heartbeat_interval, awa_bgw_runtime_fresh_window * 1000 / 3);
+}
+
 static void
 heartbeat(TimestampTz now)
 {
@@ -479,7 +552,7 @@ heartbeat(TimestampTz now)
 
 	if (now < sched.next_heartbeat)
 		return;
-	sched.next_heartbeat = after_ms(now, awa_bgw_runtime_heartbeat_interval);
+	sched.next_heartbeat = after_ms(now, heartbeat_interval());
 	awa_step_param(&params, TEXTOID, CStringGetTextDatum(sched.instance_id));
 	awa_step_param(&params, TEXTOID,
 				   CStringGetTextDatum(psprintf("awa_bgw worker (database %s)",
@@ -506,7 +579,12 @@ run_entry(const WorkerStep *step, const AwaStepParams *params, AwaStepResult *re
 
 	if (!awa_run_step(step->label, sql, params, step->columns, res) ||
 		res->extension != AWA_EXT_READY)
+	{
+		sched.busy = true;		/* a failed step is not an idle one */
 		return false;
+	}
+	if (step->busy_column != NULL && awa_step_int8(res, step->busy_column) > 0)
+		sched.busy = true;
 	if (step->flags & STEP_GATED)
 	{
 		if (awa_step_text_is(res, "outcome", "stood_down"))
@@ -531,6 +609,24 @@ count_only(const WorkerStep *step, TimestampTz now)
 	AwaStepResult res;
 
 	run_entry(step, NULL, &res);
+	return STEP_DONE;
+}
+
+/*
+ * Promotion, counted, and when it promoted nothing, when the next deferred job
+ * falls due: an idle worker wakes for it (0.10).
+ */
+static StepNext
+promote(const WorkerStep *step, TimestampTz now)
+{
+	AwaStepResult res;
+	int64		due_ms;
+
+	if (!run_entry(step, NULL, &res))
+		return STEP_DONE;
+	due_ms = awa_step_int8(&res, "next_due_ms");
+	sched.deferred_due = due_ms < 0 ? 0
+		: after_ms(GetCurrentTimestamp(), (int) Min(due_ms, awa_bgw_idle_interval));
 	return STEP_DONE;
 }
 
@@ -634,6 +730,8 @@ rotate(const WorkerStep *step, TimestampTz now)
 		return STEP_DONE;
 	blocker = awa_step_text(&res, "blocker");
 	outcome = awa_step_text(&res, "outcome");
+	if (outcome == NULL || strcmp(outcome, "skipped_idle") != 0)
+		sched.busy = true;		/* the ring holds rows: not idle */
 	idx = outcome ? awa_rotate_outcome_index(outcome, blocker) : -1;
 	if (idx >= 0)
 	{
@@ -696,45 +794,163 @@ step_runs_here(const WorkerStep *step)
 	return awa_schema_has(sched.schema, step->needs);
 }
 
+/* The next whole minute after now: the periodic schedules fall due on one. */
+static TimestampTz
+next_minute(TimestampTz now)
+{
+	return now - now % USECS_PER_MINUTE + USECS_PER_MINUTE;
+}
+
 /*
- * One pass over the table of steps: each group that is due runs, entry by
- * entry, and is due again after its cadence, or at once when an entry left
- * work behind. Returns the earliest time a group is due.
+ * When a group that has just run is due again: after its cadence, or, while
+ * the database is idle (0.10), when its idle wake says: within awa_bgw_idle_interval,
+ * and sooner for the next deferred job or the next whole minute.
  */
 static TimestampTz
-maintain(TimestampTz now, TimestampTz next)
+group_due(const WorkerStep *head, TimestampTz now)
 {
-	int			head = -1;
-	bool		due = false;
+	TimestampTz due;
+
+	if (!sched.idle || !(head->flags & STEP_IDLES))
+		return after_ms(now, step_interval(head));
+	due = after_ms(now, awa_bgw_idle_interval);
+	if (head->idle_wake == IDLE_WAKE_DEFERRED && sched.deferred_due != 0)
+		due = Min(due, sched.deferred_due);
+	else if (head->idle_wake == IDLE_WAKE_MINUTE)
+		due = Min(due, next_minute(now));
+	return due;
+}
+
+/* The index after the last entry of the group that starts at head. */
+static int
+group_end(int head)
+{
+	int			end = head + 1;
+
+	while (end < (int) NSTEPS && (steps[end].flags & STEP_GROUP))
+		end++;
+	return end;
+}
+
+/*
+ * Runs the group at head, entry by entry. It is due again after its cadence,
+ * or at once when an entry left work behind; whether it found work is kept
+ * for the idle check.
+ */
+static void
+run_group(int head, TimestampTz now)
+{
 	bool		backlog = false;
 	int			i;
 
-	for (i = 0; i < (int) NSTEPS; i++)
+	sched.busy = false;
+	for (i = head; i < group_end(head); i++)
 	{
 		const WorkerStep *step = &steps[i];
 
-		if (!(step->flags & STEP_GROUP))
-		{
-			/* the first entry of a group: its cadence is the group's */
-			if (head >= 0 && step_runs_here(&steps[head]))
-				next = Min(next, sched.next_due[head]);
-			head = i;
-			backlog = false;
-			due = step_runs_here(step) && now >= sched.next_due[i];
-			if (due)
-				sched.next_due[i] = after_ms(now, step_interval(step));
-		}
-		if (!due || !step_runs_here(step) || ((step->flags & STEP_CAUGHT_UP) && backlog))
+		if (!step_runs_here(step) || ((step->flags & STEP_CAUGHT_UP) && backlog))
 			continue;
 		if (step->handler(step, now) == STEP_AGAIN)
-		{
 			backlog = true;
-			sched.next_due[head] = now;
-		}
 	}
-	if (head >= 0 && step_runs_here(&steps[head]))
-		next = Min(next, sched.next_due[head]);
+	sched.group_busy[head] = sched.busy || backlog;
+	sched.group_ran[head] = now;
+	sched.next_due[head] = backlog ? now : group_due(&steps[head], now);
+}
+
+/* One pass over the table of steps: each group that is due runs. */
+static void
+maintain(TimestampTz now)
+{
+	int			head;
+
+	for (head = 0; head < (int) NSTEPS; head = group_end(head))
+		if (step_runs_here(&steps[head]) && now >= sched.next_due[head])
+			run_group(head, now);
+}
+
+/* The earliest time a group is due, or next if that is sooner. */
+static TimestampTz
+earliest_due(TimestampTz next)
+{
+	int			head;
+
+	for (head = 0; head < (int) NSTEPS; head = group_end(head))
+		if (step_runs_here(&steps[head]))
+			next = Min(next, sched.next_due[head]);
 	return next;
+}
+
+/* Back on the cadences; due at once when the groups slept idle. */
+static void
+idle_leave(TimestampTz now)
+{
+	int			head;
+
+	if (sched.idle)
+		for (head = 0; head < (int) NSTEPS; head = group_end(head))
+			if (steps[head].flags & STEP_IDLES)
+				sched.next_due[head] = now;
+	if (sched.armed_at != 0)
+		awa_status_disarm_idle();
+	awa_status_set_idle(false);
+	sched.idle = false;
+	sched.armed_at = 0;
+}
+
+/*
+ * Arms the idle flag, unless a prepared transaction of this database may hold
+ * jobs: its COMMIT PREPARED, in another session, would wake no one.
+ */
+static void
+idle_arm(void)
+{
+	static const AwaStepColumn columns[] = {{"prepared", AWA_COL_BOOL}, {NULL}};
+	AwaStepResult res;
+
+	if (!awa_run_step("idle check",
+					  "SELECT EXISTS (SELECT FROM pg_catalog.pg_prepared_xacts "
+					  "WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database()) "
+					  "AS prepared", NULL, columns, &res) ||
+		awa_step_bool(&res, "prepared"))
+		return;
+	sched.armed_at = GetCurrentTimestamp();
+	awa_status_arm_idle();
+}
+
+/*
+ * After a pass (0.10): arms the idle flag once every STEP_IDLES group found
+ * nothing, and once each has run again since, still finding nothing, with the
+ * flag still armed, puts them on their idle wakes. Any work found leaves.
+ */
+static void
+idle_settle(TimestampTz now)
+{
+	bool		quiet = true;
+	bool		ran_since_armed = true;
+	int			head;
+
+	if (!awa_schema_has(sched.schema, AWA_FEATURE_QUIET_IDLE))
+		return;
+	for (head = 0; head < (int) NSTEPS; head = group_end(head))
+	{
+		if (!(steps[head].flags & STEP_IDLES) || !step_runs_here(&steps[head]))
+			continue;
+		quiet = quiet && sched.group_ran[head] != 0 && !sched.group_busy[head];
+		ran_since_armed = ran_since_armed && sched.group_ran[head] > sched.armed_at;
+	}
+	if (!quiet)
+		idle_leave(now);
+	else if (sched.armed_at == 0)
+		idle_arm();
+	else if (ran_since_armed && !sched.idle && awa_status_idle_armed())
+	{
+		sched.idle = true;
+		awa_status_set_idle(true);
+		for (head = 0; head < (int) NSTEPS; head = group_end(head))
+			if (steps[head].flags & STEP_IDLES)
+				sched.next_due[head] = group_due(&steps[head], now);
+	}
 }
 
 /* One pass of the state machine; returns the next time anything is due. */
@@ -779,8 +995,14 @@ worker_tick(void)
 		return next;
 	}
 	awa_status_set_state(AWA_STATE_LEADER);
-	next = maintain(now, next);
-	return Min(next, sched.next_heartbeat);
+	/* a commit wrote the data plane since the idle flag was armed */
+	if (sched.armed_at != 0 && !awa_status_idle_armed())
+		idle_leave(now);
+	maintain(now);
+	idle_settle(now);
+	if (sched.idle)
+		next = after_ms(now, awa_bgw_idle_interval);
+	return Min(earliest_due(next), sched.next_heartbeat);
 }
 
 /*
@@ -813,6 +1035,7 @@ database_still_listed(void)
 static void
 run_everything_now(void)
 {
+	idle_leave(0);
 	memset(sched.next_due, 0, sizeof(sched.next_due));
 	sched.next_leader_try = 0;
 }
@@ -845,6 +1068,7 @@ new_instance_id(void)
 	else
 		snprintf(sched.instance_id, sizeof(sched.instance_id),
 				 "00000000-0000-4000-8000-%012x", MyProcPid);
+	awa_status_set_instance_id(sched.instance_id);
 }
 
 void
