@@ -38,6 +38,28 @@
 # before and after, divided by the jobs completed meanwhile (everything the server wrote
 # counts: the worker's rotations and prunes, checkpoints' full-page images), then, per
 # side, the kinds of WAL record it wrote, from pg_waldump --stats=record.
+# BENCH_CELLS=cost measures what a job costs the server and what the idle worker costs
+# (issue 33; not part of all, which it would make ~7 minutes longer):
+#   at a fixed rate: producers (cost_producer.sql / skip_cost_producer.sql, one enqueue or
+#   INSERT of a 100-byte payload) and consumers (consumer.sql / skip_consumer.sql: claim,
+#   COMMIT, complete, COMMIT), each ${BENCH_COST_CLIENTS:-8} pgbench clients at -R 200 and
+#   then -R 1000 jobs/s, ${BENCH_COST_SECS:-60} s per side, each side after a CHECKPOINT on
+#   a fresh queue (awa_bgw first at 200, the baseline first at 1000): server CPU per
+#   completed job (utime + stime from /proc/PID/stat of the postmaster and every child,
+#   backends, the awa_bgw worker and launcher, autovacuum, checkpointer, walwriter, ...,
+#   plus the postmaster's cutime + cstime for the children that exit meanwhile; sampled
+#   before and after without connecting), WAL bytes per completed job
+#   (pg_current_wal_insert_lsn(), one short connection at each end), the WAL records that
+#   name pg_class's file (pg_waldump) per hour, and the jobs completed per second;
+#   the idle minute: after the rate cells, a fresh queue, ANALYZE and VACUUM, the worker
+#   leading and no client connected, ${BENCH_COST_IDLE_SECS:-60} s of server CPU and WAL
+#   (sampled the same way); then the server restarted with shared_preload_libraries = ''
+#   (the extension still created, its library not loaded), the same again; both scaled
+#   to a minute, and the difference (what the extension adds per minute).
+#   Then, per window, the record kinds that wrote the most, from pg_waldump --stats=record,
+#   and the records naming pg_class by kind (rate windows) or the relations named by the
+#   most records (idle windows).
+#   The cost cell runs last and leaves the server without the library.
 # BENCH_AWA_VERSION=0.8 measures that extension version (default: the default version).
 # Needs pgbench (postgresql-NN) and make install.
 set -euo pipefail
@@ -48,7 +70,7 @@ port=${BENCH_PORT:-5498}
 cells=${BENCH_CELLS:-all}
 create_ext="CREATE EXTENSION awa_bgw${BENCH_AWA_VERSION:+ VERSION '$BENCH_AWA_VERSION'}"
 tx_clients=${BENCH_TX_CLIENTS:-32}
-case "$cells" in all|main|tx|wake|e2e|wal) ;; *) echo "BENCH_CELLS must be all, main, tx, wake, e2e or wal" >&2; exit 2;; esac
+case "$cells" in all|main|tx|wake|e2e|wal|cost) ;; *) echo "BENCH_CELLS must be all, main, tx, wake, e2e, wal or cost" >&2; exit 2;; esac
 rounds=${BENCH_ROUNDS:-5}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=${PGBIN:-/usr/lib/postgresql/15/bin}
@@ -64,7 +86,7 @@ max_connections = 150
 synchronous_commit = on
 CONF
 "${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w start >/dev/null
-trap '"${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -m fast stop >/dev/null; rm -rf "$work"' EXIT
+trap '"${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -m fast stop >/dev/null || true; rm -rf "$work"' EXIT
 
 psql=("${run_as[@]}" env PGOPTIONS="-c client_min_messages=warning" "$bin/psql" -X -q -At -h "$work" -p "$port" -U postgres -d postgres -v ON_ERROR_STOP=1)
 "${psql[@]}" -c "$create_ext"
@@ -291,4 +313,211 @@ if [ "$cells" = all ] || [ "$cells" = wake ]; then
     echo "| baseline: \\sleep $idle_wait s, then SELECT 1 | $n_b | $cpu_b | $held_b |"
     echo
     echo "(each calls again when its call returns; $(nproc) cores; $(date -u +%F))"
+fi
+
+if [ "$cells" = cost ]; then
+# what a job costs the server, at a fixed rate, and what the idle worker costs (issue 33)
+cost_secs=${BENCH_COST_SECS:-60}
+idle_secs=${BENCH_COST_IDLE_SECS:-60}
+cost_clients=${BENCH_COST_CLIENTS:-8}
+tck=$(getconf CLK_TCK)
+# the WAL of every window is kept until its records are counted (at the end)
+"${psql[@]}" -c "ALTER SYSTEM SET wal_keep_size = '8GB'" -c 'SELECT pg_reload_conf()' >/dev/null
+# pg_class's file in this database: the records naming it are its writes
+dboid=$("${psql[@]}" -c "SELECT oid FROM pg_database WHERE datname = current_database()")
+pgclass_rel=$("${psql[@]}" -c "SELECT 'rel ' || coalesce(nullif(c.reltablespace, 0), d.dattablespace) || '/'
+                                        || d.oid || '/' || pg_relation_filenode('pg_class') || ' '
+                                   FROM pg_class c, pg_database d
+                                  WHERE c.oid = 'pg_class'::regclass AND d.datname = current_database()")
+dump() { { "${run_as[@]}" "$bin/pg_waldump" -p "$work/data/pg_wal" -s "$1" -e "$2" 2>/dev/null || true; }; }
+kinds() {   # the records on stdin (pg_waldump lines) by kind: "Heap/UPDATE 12, ..."
+    awk '{ k = $2 "/" $0; sub(/\/.*desc: /, "/", k); sub(/ .*/, "", k); n[k]++ }
+         END { for (k in n) print n[k], k }' | sort -rn | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1 } END { print "" }'
+}
+relations() {   # the relations the records on stdin name, the 8 named by the most
+                # records: "records tablespace/database/filenode"
+    awk '{ split("", seen); s = $0
+           while (match(s, /rel [0-9]+\/[0-9]+\/[0-9]+/)) {
+               r = substr(s, RSTART + 4, RLENGTH - 4); s = substr(s, RSTART + RLENGTH)
+               if (!(r in seen)) { seen[r] = 1; n[r]++ } } }
+         END { for (r in n) print n[r], r }' | sort -rn | awk 'NR <= 8'
+}
+relname() {   # tablespace/database/filenode -> the relation's name, if it is in this database
+    local spc db fn
+    IFS=/ read -r spc db fn <<<"$1"
+    if [ "$db" = "$dboid" ] || [ "$db" = 0 ]; then
+        "${psql[@]}" -c "SELECT coalesce(pg_filenode_relation(CASE WHEN $spc = 1663 THEN 0 ELSE $spc END,
+                                                             $fn)::regclass::text, '$1')"
+    else echo "$1"; fi
+}
+server_ticks() {   # CPU ticks the server has used: the postmaster's own and its reaped
+                   # children's (cutime, cstime: the backends and autovacuum workers that
+                   # have exited), plus every live child's (utime, stime). A child reaped
+                   # while its siblings are read would be counted twice or not at all: the
+                   # read is repeated until the postmaster's reaped total stayed the same
+    local pm own0 own1 kids
+    pm=$(head -1 "$work/data/postmaster.pid")
+    own1=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pm/stat")
+    while :; do
+        own0=$own1
+        kids=$( { cat /proc/[0-9]*/stat 2>/dev/null || true; } |
+                awk -v pm="$pm" '{ sub(/^.*\) /, "") } $2 == pm { t += $12 + $13 } END { print t + 0 }')
+        own1=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pm/stat")
+        [ "$own0" = "$own1" ] && break
+    done
+    echo $((own1 + kids))
+}
+insert_lsn() { "${psql[@]}" -c 'SELECT pg_current_wal_insert_lsn()'; }
+now() { date +%s.%N; }
+cost_spans=()
+window() {   # window NAME CMD...: runs CMD between the samples (CPU from /proc, then one
+             # short connection for the LSN; at the end the same in reverse order);
+             # sets w_ms (server CPU), w_wal (bytes), w_secs (elapsed) and appends the
+             # window's WAL range to cost_spans
+    local name=$1 c0 c1 l0 l1 t0 t1
+    shift
+    t0=$(now); c0=$(server_ticks); l0=$(insert_lsn)
+    "$@"
+    l1=$(insert_lsn); c1=$(server_ticks); t1=$(now)
+    w_ms=$(((c1 - c0) * 1000 / tck))
+    w_wal=$("${psql[@]}" -c "SELECT pg_wal_lsn_diff('$l1', '$l0')::bigint")
+    w_secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    cost_spans+=("$name $l0 $l1")
+}
+rated() {   # rated PRODUCER CONSUMER RATE: both pgbench, -R RATE each, for cost_secs s
+    local prod
+    "${run_as[@]}" "$bin/pgbench" -n -c "$cost_clients" -j 2 -R "$3" -T "$cost_secs" -h "$work" -p "$port" \
+        -U postgres -f "$work/$1.sql" postgres >"$work/producer.out" 2>&1 &
+    prod=$!
+    "${run_as[@]}" "$bin/pgbench" -n -c "$cost_clients" -j 2 -R "$3" -T "$cost_secs" -h "$work" -p "$port" \
+        -U postgres -f "$work/$2.sql" postgres >"$work/consumer.out" 2>&1 \
+        || { cat "$work/consumer.out" >&2; return 1; }
+    wait "$prod" || { cat "$work/producer.out" >&2; return 1; }
+}
+cost_side() {   # cost_side awa|skip RATE: one side on a fresh queue after a CHECKPOINT;
+                # sets res to "CPU-ms WAL-bytes jobs-completed window-secs"
+    local p c n0 n1 done_fn
+    if [ "$1" = awa ]; then p=cost_producer; c=consumer; done_fn=awa_done
+    else p=skip_cost_producer; c=skip_consumer; done_fn=skip_rows_done; fi
+    reset_queues
+    # the catalogs the reset churned are vacuumed now, not by autovacuum in the window
+    "${psql[@]}" -c VACUUM -c CHECKPOINT >/dev/null
+    n0=$($done_fn)
+    window "$1@$2" rated "$p" "$c" "$2"
+    n1=$($done_fn)
+    res="$w_ms $w_wal $((n1 - n0)) $w_secs"
+}
+skip_rows_done() {   # the baseline's completions, exactly: on a fresh table, the rows
+                     # inserted (its id sequence) less the rows left
+    "${psql[@]}" -c "SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END
+                               FROM bench.skip_jobs_id_seq) - count(*) FROM bench.skip_jobs"; }
+per_job() { awk -v a="$1" -v n="$2" -v f="$3" 'BEGIN { if (n > 0) printf f, a / n; else print "-" }'; }
+leader() { "${psql[@]}" -c "SELECT state FROM awa.maintenance_status WHERE database = current_database()"; }
+wait_leader() {   # polls the worker's state until it leads (at most 60 s)
+    for _ in $(seq 300); do
+        [ "$(leader)" = leader ] && return 0
+        sleep 0.2
+    done
+    echo "the awa_bgw worker did not lead within 60 s (state: $(leader))" >&2
+    return 1
+}
+others() { "${psql[@]}" -c "SELECT count(*) FROM pg_stat_activity
+                             WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"; }
+
+declare -A cpu wal jobs secs_of
+for rate_ in 200 1000; do
+    # the two systems in alternating order: awa_bgw first at 200, the baseline at 1000
+    if [ "$rate_" = 200 ]; then order=(awa skip); else order=(skip awa); fi
+    for side in "${order[@]}"; do
+        cost_side "$side" "$rate_"
+        read -r ms b n s <<<"$res"
+        cpu[$side$rate_]=$ms; wal[$side$rate_]=$b; jobs[$side$rate_]=$n; secs_of[$side$rate_]=$s
+    done
+done
+
+# the idle minute: a fresh queue, the catalogs vacuumed and analysed after the rate
+# cells (so that autovacuum finds little to do in either window), the worker leading,
+# no client connected; then the same after a restart without the library
+reset_queues
+# ANALYZE first, pg_statistic itself last, then VACUUM: the dead pg_statistic versions
+# the ANALYZEs leave are vacuumed now, not by autovacuum in the first idle window
+"${psql[@]}" -c ANALYZE -c 'ANALYZE pg_statistic' -c VACUUM >/dev/null
+wait_leader
+"${psql[@]}" -c CHECKPOINT >/dev/null
+[ "$(others)" = 0 ] || echo "note: $(others) other client(s) connected at the idle minute's start" >&2
+window idle_with sleep "$idle_secs"
+idle_with_ms=$w_ms; idle_with_wal=$w_wal; idle_with_secs=$w_secs
+[ "$(leader)" = leader ] || echo "note: the worker did not lead at the idle minute's end" >&2
+# (in postgresql.conf, whose last line wins: ALTER SYSTEM would write '""', a list of
+# one library with an empty name, and the server would not start)
+echo "shared_preload_libraries = ''" >> "$work/data/postgresql.conf"
+"${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -m fast -w restart >/dev/null
+"${psql[@]}" -c CHECKPOINT >/dev/null
+[ "$("${psql[@]}" -c 'SHOW shared_preload_libraries')" = "" ] || { echo "the library is still preloaded" >&2; exit 1; }
+[ "$(others)" = 0 ] || echo "note: $(others) other client(s) connected at the idle minute's start" >&2
+window idle_without sleep "$idle_secs"
+idle_without_ms=$w_ms; idle_without_wal=$w_wal; idle_without_secs=$w_secs
+"${psql[@]}" -c CHECKPOINT >/dev/null
+
+# the records of every window (the CHECKPOINT above wrote out the last one's)
+declare -A pgclass pgclass_kinds
+for span in "${cost_spans[@]}"; do
+    read -r name l0 l1 <<<"$span"
+    if [ "$l0" = "$l1" ]; then pgclass[$name]=0; continue; fi
+    pgclass[$name]=$(dump "$l0" "$l1" | grep -cF "$pgclass_rel" || true)
+    pgclass_kinds[$name]=$(dump "$l0" "$l1" | { grep -F "$pgclass_rel" || true; } | kinds)
+done
+per_hour() { awk -v n="${pgclass[$1]}" -v s="$2" 'BEGIN { printf "%.0f", n * 3600 / s }'; }
+per_min() { awk -v v="$1" -v s="$2" 'BEGIN { printf "%.0f", v * 60 / s }'; }
+
+echo "| cost | awa_bgw | SKIP LOCKED | awa_bgw / baseline |"
+echo "|---|---|---|---|"
+for rate_ in 200 1000; do
+    a=$(per_job "${cpu[awa$rate_]}" "${jobs[awa$rate_]}" %.3f); b=$(per_job "${cpu[skip$rate_]}" "${jobs[skip$rate_]}" %.3f)
+    echo "| server CPU per job at $rate_ jobs/s (ms) | $a | $b | $(ratio "$a" "$b") |"
+    a=$(per_job "${wal[awa$rate_]}" "${jobs[awa$rate_]}" %.0f); b=$(per_job "${wal[skip$rate_]}" "${jobs[skip$rate_]}" %.0f)
+    echo "| WAL per job at $rate_ jobs/s (B) | $a | $b | $(ratio "$a" "$b") |"
+done
+for rate_ in 200 1000; do
+    a=$(per_hour "awa@$rate_" "${secs_of[awa$rate_]}"); b=$(per_hour "skip@$rate_" "${secs_of[skip$rate_]}")
+    echo "| pg_class WAL records per hour at $rate_ jobs/s | $a | $b | $(ratio "$a" "$b") |"
+done
+for rate_ in 200 1000; do
+    a=$(per_job "${jobs[awa$rate_]}" "$cost_secs" %.0f); b=$(per_job "${jobs[skip$rate_]}" "$cost_secs" %.0f)
+    echo "| jobs completed per s, $rate_ offered | $a | $b | $(ratio "$a" "$b") |"
+done
+echo "| **idle, per minute** | **with the library** | **without** | **added** |"
+a=$(per_min "$idle_with_ms" "$idle_with_secs"); b=$(per_min "$idle_without_ms" "$idle_without_secs")
+echo "| idle minute: CPU ms | $a | $b | $((a - b)) |"
+a=$(per_min "$idle_with_wal" "$idle_with_secs"); b=$(per_min "$idle_without_wal" "$idle_without_secs")
+echo "| idle minute: WAL B | $a | $b | $((a - b)) |"
+echo
+echo "($cost_secs s per side, producers and consumers $cost_clients clients each at pgbench -R, 100-byte"
+echo " payloads; idle windows of $idle_with_secs s and $idle_without_secs s; CPU in ticks of $((1000 / tck)) ms;"
+echo " $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
+# where each window's bytes go: pg_waldump --stats=record over exactly its range, the
+# eight record kinds that wrote the most (per job in the rate windows, per window idle)
+for span in "${cost_spans[@]}"; do
+    read -r name l0 l1 <<<"$span"
+    case $name in
+        idle*) n=1; what="the whole window";;
+        *) side=${name%@*}; rate_=${name#*@}; n=${jobs[$side$rate_]}; what="per job, ${n} jobs";;
+    esac
+    [ "$n" -gt 0 ] || continue
+    echo
+    if [ "$l0" = "$l1" ]; then echo "$name: no WAL"; continue; fi
+    echo "$name ($what): record kind | records | record B | FPI B | total B"
+    { "${run_as[@]}" "$bin/pg_waldump" -p "$work/data/pg_wal" -s "$l0" -e "$l1" --stats=record 2>/dev/null || true; } |
+        awk -v n="$n" '{ gsub(/\([^)]*\)/, "") }   # columns: kind, N, record, FPI, combined
+                       $1 ~ /\// { printf "%s | %.2f | %.0f | %.0f | %.0f\n", $1, $2 / n, $3 / n, $4 / n, $5 / n }' |
+        sort -t'|' -k5 -rn | awk 'NR <= 8'
+    case $name in
+        idle*)   # which relations were written, and by what kinds of record
+            echo "$name, the relations named by the most records: relation | records | kinds"
+            dump "$l0" "$l1" | relations | while read -r k rel; do
+                echo "$(relname "$rel") | $k | $(dump "$l0" "$l1" | { grep -F "rel $rel " || true; } | kinds)"
+            done;;
+        *) echo "$name, the records naming pg_class: ${pgclass_kinds[$name]:-none}";;
+    esac
+done
 fi
