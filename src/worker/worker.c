@@ -900,7 +900,10 @@ idle_leave(TimestampTz now)
 
 /*
  * Arms the idle flag, unless a prepared transaction of this database may hold
- * jobs: its COMMIT PREPARED, in another session, would wake no one.
+ * jobs: its COMMIT PREPARED, in another session, would wake no one. Armed
+ * first, then looked for: a PREPARE that wrote the data plane is listed in
+ * pg_prepared_xacts before it reads the flag, so either the look sees it or
+ * it sees the flag (and wakes the worker).
  */
 static void
 idle_arm(void)
@@ -908,14 +911,16 @@ idle_arm(void)
 	static const AwaStepColumn columns[] = {{"prepared", AWA_COL_BOOL}, {NULL}};
 	AwaStepResult res;
 
-	if (!awa_run_step("idle check",
-					  "SELECT EXISTS (SELECT FROM pg_catalog.pg_prepared_xacts "
-					  "WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database()) "
-					  "AS prepared", NULL, columns, &res) ||
-		awa_step_bool(&res, "prepared"))
-		return;
 	sched.armed_at = GetCurrentTimestamp();
 	awa_status_arm_idle();
+	if (awa_run_step("idle check",
+					 "SELECT EXISTS (SELECT FROM pg_catalog.pg_prepared_xacts "
+					 "WHERE database OPERATOR(pg_catalog.=) pg_catalog.current_database()) "
+					 "AS prepared", NULL, columns, &res) &&
+		!awa_step_bool(&res, "prepared"))
+		return;
+	awa_status_disarm_idle();
+	sched.armed_at = 0;
 }
 
 /*
