@@ -165,7 +165,7 @@ SELECT rescued, outcome FROM awa.rescue('awa');
 
 -- 4. A tenant granted the API cannot take a private lock either.
 SET ROLE awa_test_tenant;
-SELECT sqlstate_of($$SELECT awa.private_xact_lock(1)$$);
+SELECT sqlstate_of($$SELECT awa_internal.private_xact_lock(1)$$);
 SELECT sqlstate_of($$SELECT awa_internal.private_try_xact_lock_for(1, 10)$$);
 RESET ROLE;
 
@@ -194,3 +194,56 @@ DROP OWNED BY awa_test_tenant;
 DROP ROLE awa_test_tenant;
 DROP EXTENSION dblink;
 RESET statement_timeout;
+
+-- 6. A look-alike schema awa_internal (docs/proposals/internal_schema.md, "Hijack"). In
+-- a 0.9 database the internals are in awa; a role with CREATE on the database could
+-- make a schema awa_internal holding functions of the names and signatures the library
+-- calls. It is no member of the extension, so the library never calls them (a claim,
+-- the enqueue of a later job, a unique enqueue at READ COMMITTED and at REPEATABLE
+-- READ: each look-alike would raise), and the extension's scripts refuse to create or
+-- update next to it.
+SET client_min_messages = warning;
+DROP EXTENSION awa_bgw;
+CREATE EXTENSION awa_bgw VERSION '0.9';
+RESET client_min_messages;
+CREATE ROLE awa_squatter;
+CREATE SCHEMA awa_internal AUTHORIZATION awa_squatter;
+CREATE FUNCTION pg_temp.look_alike(p_signature text, p_returns text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('CREATE FUNCTION awa_internal.%s RETURNS %s LANGUAGE plpgsql AS %L',
+                   p_signature, p_returns,
+                   format('BEGIN RAISE EXCEPTION %L; END', 'look-alike called: ' || p_signature));
+    EXECUTE format('ALTER FUNCTION awa_internal.%s OWNER TO awa_squatter', p_signature);
+END $$;
+SELECT count(pg_temp.look_alike(s, r)) AS look_alikes
+  FROM (VALUES ('claim_now(text, int, interval)', 'void'),
+               ('enqueue_jobs(text, awa.new_job[])', 'void'),
+               ('unique_job(text, text, interval, text[], bigint)', 'bigint'),
+               ('check_unique(text, interval, text[])', 'void'),
+               ('private_xact_lock(bigint)', 'void'),
+               ('unique_lock_key(text, text)', 'bigint'),
+               ('hold_ring_families(boolean)', 'void'),
+               ('job_state(bigint)', 'text'),
+               ('unique_states_default()', 'text[]')) f(s, r);
+SELECT awa.enqueue('hj', 'now') > 0 AS enqueued,
+       awa.enqueue('hj', 'later', run_at => now() + interval '1 hour') > 0 AS deferred;
+SELECT awa.enqueue('hj', 'unique', unique_key => 'k') AS j_unique \gset
+SELECT count(*) AS deferred_jobs FROM awa.deferred_jobs WHERE queue = 'hj';
+SELECT count(*) AS claimed FROM awa.claim('hj', 10);
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT awa.enqueue('hj', 'unique', unique_key => 'k') = :j_unique AS unique_rr_blocked,
+       awa.enqueue('hj', 'unique', unique_key => 'k2') <> :j_unique AS unique_rr_new;
+COMMIT;
+SELECT awa.enqueue('hj', 'unique', unique_key => 'k') = :j_unique AS unique_rc_blocked;
+-- the guard: no CREATE EXTENSION, no update to 0.10, next to it
+SELECT sqlstate_of($$ALTER EXTENSION awa_bgw UPDATE TO '0.10'$$) AS update_refused;
+SELECT extversion FROM pg_extension WHERE extname = 'awa_bgw';
+DROP FUNCTION awa_internal.enqueue_jobs(text, awa.new_job[]);  -- it uses the extension's type
+DROP EXTENSION awa_bgw;
+SELECT sqlstate_of($$CREATE EXTENSION awa_bgw$$) AS create_refused;
+SET client_min_messages = warning;
+DROP SCHEMA awa_internal CASCADE;
+RESET client_min_messages;
+DROP ROLE awa_squatter;
+CREATE EXTENSION awa_bgw;

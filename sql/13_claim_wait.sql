@@ -57,7 +57,7 @@ SELECT count(*) AS claimed FROM awa.claim('cw', 1, wait => '20 ms');
 SELECT sqlstate_of($$SELECT awa_internal.note_enqueued('cw', 1000, 1, 0)$$);
 SELECT sqlstate_of($$SELECT awa_internal.lane_seen_empty(1, 0)$$);
 SELECT sqlstate_of($$SELECT awa_internal.lane_look(1)$$);
-SELECT sqlstate_of($$SELECT * FROM awa.claim_now('cw', 1, NULL)$$);
+SELECT sqlstate_of($$SELECT * FROM awa_internal.claim_now('cw', 1, NULL)$$);
 SELECT sqlstate_of($$SELECT * FROM awa.claim_waiters()$$);
 RESET ROLE;
 DROP OWNED BY awa_test_waiter;

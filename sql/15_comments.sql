@@ -22,8 +22,7 @@ SELECT c.oid::regclass AS view_without_comment
  WHERE c.relnamespace = 'awa'::regnamespace AND c.relkind = 'v'
    AND obj_description(c.oid, 'pg_class') IS NULL;
 
--- every function of awa has one, none of awa_internal (while the functions the library
--- names by schema awa wait there to move, they are the exceptions listed)
+-- every function of awa has one, none of awa_internal
 SELECT p.oid::regprocedure AS awa_function_without_comment
   FROM pg_proc p
  WHERE p.pronamespace = 'awa'::regnamespace

@@ -220,6 +220,6 @@ SELECT pg_temp.turn('claim', 8);
 SELECT count(*) AS a_entry_kept, (SELECT count(*) FROM awa.lease_claims WHERE job_id = :ea)
        AS a_receipts FROM awa.ready_entries WHERE job_id = :ea;
 SELECT count(*) AS a_no_row FROM awa.job(:ea);
-SELECT awa.job_state(:ea) IS NULL AS a_no_state;
+SELECT awa_internal.job_state(:ea) IS NULL AS a_no_state;
 SELECT job_id = :eb AS is_b, state FROM awa.job(:eb);
 SELECT available, completed FROM awa.queue_counts('early');

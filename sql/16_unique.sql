@@ -145,7 +145,7 @@ ROLLBACK PREPARED 'awa_unique_pin';
 RESET awa_bgw.horizon_pin_min_age;
 SELECT outcome, purged, last_job_id FROM awa.purge_unique_keys(0);
 -- what is left: the keys of jobs still held (scheduled, failed), each with a record
-SELECT k.queue, left(k.unique_key, 8) AS unique_key, awa.job_state(k.job_id) AS state
+SELECT k.queue, left(k.unique_key, 8) AS unique_key, awa_internal.job_state(k.job_id) AS state
   FROM awa.unique_keys k ORDER BY k.job_id;
 -- a key whose job is gone no longer holds off a new one
 SELECT awa.enqueue('life', 'w', unique_key => 'r') NOT IN (:r, :r2) AS new_after_purge;

@@ -114,7 +114,7 @@ sub reload_with
 sub hold_rings_sql
 {
 	return join '', map {
-		"SELECT awa.private_xact_lock(hashtextextended("
+		"SELECT awa_internal.private_xact_lock(hashtextextended("
 		  . "'awa.queue_storage.ring_rotation:awa:$_', 0)) AS held_$_ \\gset\n"
 	} @_;
 }
@@ -322,7 +322,7 @@ is( sql(qq{BEGIN;
 	        WHERE instance_id = '$instance';
 	       INSERT INTO awa.runtime_instances (instance_id, name, last_seen_at)
 	       VALUES ('00000000-0000-0000-0000-0000000000ee', 'gone', now() - interval '2 days');
-	       SELECT count(*) FROM awa.runtime_heartbeat('00000000-0000-0000-0000-0000000000ef',
+	       SELECT count(*) FROM awa_internal.runtime_heartbeat('00000000-0000-0000-0000-0000000000ef',
 	                                                  'other', '0.10.0', 1, true);
 	       SELECT string_agg(name, ',' ORDER BY name) FROM awa.runtime_instances
 	        WHERE last_seen_at < now() - interval '1 day';

@@ -79,7 +79,7 @@ sub queue_round
 	my $holder = $node->background_psql('postgres');
 	$holder->query_safe('BEGIN');
 	$holder->query_safe(
-		q{SELECT awa.private_xact_lock(hashtextextended('awa.queue_storage.ring_rotation:awa:queue', 0))});
+		q{SELECT awa_internal.private_xact_lock(hashtextextended('awa.queue_storage.ring_rotation:awa:queue', 0))});
 	my $out = $node->safe_psql(
 		'postgres',
 		q{SELECT awa.enqueue('q', 'k') AS job \gset

@@ -63,7 +63,7 @@ my $deleted = sql(
 	"SELECT n_tup_del FROM pg_stat_user_tables WHERE relid = 'awa.unique_keys'::regclass");
 my $pinned = unique_jobs_done('pinned', 20);
 wait_until('under the pin the rings still turn: the records of the jobs are pruned',
-	"SELECT bool_and(awa.job_state(j) IS NULL)
+	"SELECT bool_and(awa_internal.job_state(j) IS NULL)
 	   FROM unnest('{$pinned}'::bigint[]) j");
 my $stood = status('folds_stood_down');
 wait_until('the folds stood down three more times',

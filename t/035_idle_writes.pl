@@ -162,12 +162,12 @@ $node->wait_for('then it sleeps idle again', $is_idle);
 # a deferred job enqueued while it sleeps: promoted when it falls due
 $id = sql(q{SELECT awa.enqueue('wake', 'k', run_at => clock_timestamp() + interval '2 s')});
 $node->wait_for('the deferred job is promoted when due, though the worker had slept',
-	"SELECT awa.job_state($id) = 'available'");
+	"SELECT awa_internal.job_state($id) = 'available'");
 
 # an attempt past its deadline: rescued
 sql(q{SELECT count(*) FROM awa.claim('wake', 1, '1 s')});
 $node->wait_for('the attempt past its deadline is rescued',
-	"SELECT awa.job_state($id) = 'retryable'");
+	"SELECT awa_internal.job_state($id) = 'retryable'");
 sql("SELECT awa.cancel($id)");
 $node->wait_for('the rings empty and the worker sleeps idle', $is_idle);
 

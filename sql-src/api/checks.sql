@@ -90,7 +90,7 @@ $$;
 
 -- Routes validated jobs of one queue: future run_at to deferred_jobs, the rest into the
 -- ring, one lane lock per priority (in priority order, so two batches cannot deadlock).
-CREATE OR REPLACE FUNCTION awa.enqueue_jobs(p_queue text, p_jobs awa.new_job[]) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.enqueue_jobs(p_queue text, p_jobs awa.new_job[]) RETURNS void
 LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE

@@ -100,9 +100,9 @@ RETURNS TABLE (pid int, database oid, waiting_since timestamptz, woken boolean)
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_claim_waiters';
 
--- The API's claim (src/dataplane/wait.c): without wait, awa.claim_now; with wait, a claim that
--- finds nothing sleeps, holding no snapshot and no lock, until a commit gives the queue
--- work or wait has passed (docs/storage.md A.11).
+-- The API's claim (src/dataplane/wait.c): without wait, awa_internal.claim_now; with
+-- wait, a claim that finds nothing sleeps, holding no snapshot and no lock, until a
+-- commit gives the queue work or wait has passed (docs/storage.md A.11).
 CREATE OR REPLACE FUNCTION awa.claim(queue text, max_batch int DEFAULT 1,
                           deadline interval DEFAULT '5 minutes', wait interval DEFAULT NULL)
 RETURNS SETOF awa.claimed_job
@@ -120,7 +120,7 @@ AS 'MODULE_PATHNAME', 'awa_claim';
 -- on the receipt that ends the read), inserted into the current claim child; a lane that
 -- gave nothing is unlocked (awa_internal.private_xact_unlock) and marked (awa_internal.lane_seen_empty),
 -- one that gave jobs noted (awa_internal.note_claimed). Each of those steps can be run by hand.
-CREATE OR REPLACE FUNCTION awa.claim_now(queue text, max_batch int, deadline interval)
+CREATE OR REPLACE FUNCTION awa_internal.claim_now(queue text, max_batch int, deadline interval)
 RETURNS SETOF awa.claimed_job
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_claim_now';

@@ -58,7 +58,7 @@ BEGIN
     PERFORM awa_internal.note_activity();
     -- hold off prune (its TRUNCATE is not MVCC-safe) before the lookups below take
     -- their snapshots
-    PERFORM awa.hold_ring_families();
+    PERFORM awa_internal.hold_ring_families();
     -- scheduled or waiting for a retry
     SELECT d.queue INTO v_queue FROM awa.deferred_jobs d WHERE d.job_id = cancel.job_id;
     IF FOUND THEN
@@ -78,7 +78,7 @@ BEGIN
     -- available: under its lane's claim lock, so no claimer takes it meanwhile
     FOR v_entry IN SELECT * FROM awa_internal.find_ready_entry(cancel.job_id) ORDER BY attempt DESC LOOP
         PERFORM awa_internal.require_queue_privilege(v_entry.queue, 'manage');
-        PERFORM awa.private_xact_lock(awa_internal.claim_lock_key(v_entry.lane_id));
+        PERFORM awa_internal.private_xact_lock(awa_internal.claim_lock_key(v_entry.lane_id));
         IF awa.entry_unclaimed(v_entry) THEN
             INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
                                           lane_id, lane_seq, queue, priority, kind, state,
@@ -93,7 +93,7 @@ BEGIN
     -- running
     FOR v_receipt IN SELECT * FROM awa_internal.find_open_receipt(cancel.job_id) LOOP
         PERFORM awa_internal.require_queue_privilege(v_receipt.queue, 'manage');
-        PERFORM awa.private_xact_lock(awa_internal.attempt_lock_key(v_receipt.job_id, v_receipt.run_lease));
+        PERFORM awa_internal.private_xact_lock(awa_internal.attempt_lock_key(v_receipt.job_id, v_receipt.run_lease));
         SELECT * INTO v_receipt FROM awa_internal.open_receipt(v_receipt.job_id, v_receipt.run_lease);
         IF v_receipt.job_id IS NOT NULL THEN
             PERFORM awa_internal.close_attempts(ARRAY[v_receipt], 'cancelled', 'cancelled', NULL);

@@ -79,7 +79,7 @@ AS $$
 BEGIN
     PERFORM awa_internal.check_name('queue', queue_counts.queue);
     PERFORM awa_internal.require_queue_privilege(queue_counts.queue, 'manage');
-    PERFORM awa.hold_ring_families();
+    PERFORM awa_internal.hold_ring_families();
     SELECT * INTO available, scheduled, running, completed, failed
       FROM awa_internal.queue_counts_in_snapshot(queue_counts.queue);
 END

@@ -1,9 +1,9 @@
 -- Enqueue, in C (src/dataplane/enqueue.c, src/dataplane/enqueue_batch.c; until 0.9
 -- PL/pgSQL, with the same signatures, checks in the same order, messages, SQLSTATEs,
--- hints and results): the isolation level, check_job,
--- the job id, then what awa.enqueue_jobs does, the due jobs straight into the ring
--- (awa_internal.enqueue_ready's work) and the later ones through awa.enqueue_jobs into
--- awa.deferred_jobs.
+-- hints and results): the isolation level, check_job, the job id, then what
+-- awa_internal.enqueue_jobs does, the due jobs straight into the ring
+-- (awa_internal.enqueue_ready's work) and the later ones through
+-- awa_internal.enqueue_jobs into awa.deferred_jobs.
 -- 0.9 adds unique_key, unique_for and unique_states (api/unique.sql): a unique enqueue
 -- returns the id of the job of the same queue and key that stands in its way, and
 -- writes nothing.

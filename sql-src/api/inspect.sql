@@ -167,7 +167,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     PERFORM awa_internal.check_job_id(job.job_id);
-    PERFORM awa.hold_ring_families(true);
+    PERFORM awa_internal.hold_ring_families(true);
     RETURN QUERY SELECT j.* FROM awa_internal.job_in_snapshot(job.job_id) j
                   WHERE awa_internal.queue_visible(j.queue);
 END
@@ -217,7 +217,7 @@ BEGIN
                   HINT = format('List 1 to %s jobs at a time; page with a state or kind '
                                 'filter.', awa_internal.jobs_max_limit());
     END IF;
-    PERFORM awa.hold_ring_families(true);
+    PERFORM awa_internal.hold_ring_families(true);
     FOR v_id IN
         SELECT u.job_id FROM (
             SELECT d.job_id FROM awa.deferred_jobs d

@@ -26,7 +26,7 @@ DECLARE
     v_queue text;
 BEGIN
     FOR v_queue IN SELECT DISTINCT f.queue FROM unnest(p_jobs) f ORDER BY 1 LOOP
-        PERFORM awa.enqueue_jobs(v_queue, ARRAY(
+        PERFORM awa_internal.enqueue_jobs(v_queue, ARRAY(
             SELECT ROW(0, f.job_id, f.kind, f.args, f.priority, now(), f.attempts + 1,
                        greatest(f.max_attempts, f.attempts + 1), f.created_at,
                        NULL)::awa.new_job
@@ -161,7 +161,7 @@ BEGIN
     END IF;
     PERFORM awa_internal.check_queue_access(cancel_queue.queue);
     -- hold off prune (its TRUNCATE is not MVCC-safe) before the reads below
-    PERFORM awa.hold_ring_families();
+    PERFORM awa_internal.hold_ring_families();
     -- scheduled, or waiting for a retry
     WITH gone AS (
         DELETE FROM awa.deferred_jobs d
@@ -183,7 +183,7 @@ BEGIN
     FOR v_lane IN SELECT DISTINCT l.lane_id FROM awa.queue_lanes l
                    WHERE l.queue = cancel_queue.queue ORDER BY 1 LOOP
         EXIT WHEN v_left <= 0;
-        PERFORM awa.private_xact_lock(awa_internal.claim_lock_key(v_lane));
+        PERFORM awa_internal.private_xact_lock(awa_internal.claim_lock_key(v_lane));
         INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
                                       lane_id, lane_seq, queue, priority, kind, state,
                                       created_at)
@@ -210,7 +210,7 @@ BEGIN
                                            AND x.run_lease = c.run_lease)
                       ORDER BY c.job_id, c.run_lease LOOP
         EXIT WHEN v_left <= 0;
-        PERFORM awa.private_xact_lock(awa_internal.attempt_lock_key(v_receipt.job_id,
+        PERFORM awa_internal.private_xact_lock(awa_internal.attempt_lock_key(v_receipt.job_id,
                                                            v_receipt.run_lease));
         SELECT * INTO v_receipt FROM awa_internal.open_receipt(v_receipt.job_id, v_receipt.run_lease);
         IF v_receipt.job_id IS NOT NULL THEN

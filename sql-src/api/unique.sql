@@ -1,5 +1,5 @@
 -- Unique jobs (docs/storage.md §A.14; README "Unique jobs"): awa.enqueue(...,
--- unique_key, unique_for, unique_states) calls awa.unique_job before it writes
+-- unique_key, unique_for, unique_states) calls awa_internal.unique_job before it writes
 -- anything. Under a private lock on (queue, unique_key), held to commit, it looks for
 -- a job of that queue and key enqueued within unique_for whose state (as awa.job
 -- reports it) is one of unique_states; it returns that job's id, or records the new
@@ -9,7 +9,7 @@
 -- The states a unique key holds off a second job in, when the enqueue names none:
 -- every state but failed and cancelled (a completed job counts while its record is
 -- kept, awa_bgw's queue ring retention).
-CREATE OR REPLACE FUNCTION awa.unique_states_default() RETURNS text[]
+CREATE OR REPLACE FUNCTION awa_internal.unique_states_default() RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT ARRAY['scheduled', 'retryable', 'available', 'running', 'completed'] $$;
 
@@ -19,13 +19,13 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT 1000 $$;
 
 -- The private lock of one (queue, key): the queue's length first, so that no two
 -- (queue, key) pairs spell the same text.
-CREATE OR REPLACE FUNCTION awa.unique_lock_key(p_queue text, p_key text) RETURNS bigint
+CREATE OR REPLACE FUNCTION awa_internal.unique_lock_key(p_queue text, p_key text) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT hashtextextended('awa.unique:' || length(p_queue)::text || ':' || p_queue
                              || ':' || p_key, 0) $$;
 
 -- Refuses a bad unique_key, unique_for or unique_states (nothing is written before).
-CREATE OR REPLACE FUNCTION awa.check_unique(p_key text, p_for interval, p_states text[])
+CREATE OR REPLACE FUNCTION awa_internal.check_unique(p_key text, p_for interval, p_states text[])
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -63,7 +63,7 @@ $$;
 
 -- The state of a job as awa.job reports it (its top record), or NULL when the data
 -- plane holds no record of it. The caller holds the ring families in ACCESS SHARE.
-CREATE OR REPLACE FUNCTION awa.job_state(p_job_id bigint) RETURNS text
+CREATE OR REPLACE FUNCTION awa_internal.job_state(p_job_id bigint) RETURNS text
 LANGUAGE sql STABLE
 AS $$ SELECT r.state FROM awa_internal.job_records(p_job_id) r
        ORDER BY r.attempt DESC, r.rank DESC LIMIT 1 $$;
@@ -75,27 +75,27 @@ AS $$ SELECT r.state FROM awa_internal.job_records(p_job_id) r
 -- was granted, and the key's own enqueues in this transaction. The ring families are
 -- locked ACCESS SHARE (to commit) only when an earlier job of the key is a candidate,
 -- so that no prune's TRUNCATE falls between the lookup's snapshot and its reads.
-CREATE OR REPLACE FUNCTION awa.unique_job(p_queue text, p_key text, p_for interval,
+CREATE OR REPLACE FUNCTION awa_internal.unique_job(p_queue text, p_key text, p_for interval,
                                           p_states text[], p_job_id bigint)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_states text[] := coalesce(p_states, awa.unique_states_default());
+    v_states text[] := coalesce(p_states, awa_internal.unique_states_default());
     v_candidates bigint[];
     v_job bigint;
 BEGIN
-    PERFORM awa.check_unique(p_key, p_for, p_states);
-    PERFORM awa.private_xact_lock(awa.unique_lock_key(p_queue, p_key));
+    PERFORM awa_internal.check_unique(p_key, p_for, p_states);
+    PERFORM awa_internal.private_xact_lock(awa_internal.unique_lock_key(p_queue, p_key));
     v_candidates := ARRAY(SELECT k.job_id FROM awa.unique_keys k
                            WHERE k.queue = p_queue AND k.unique_key = p_key
                              AND (p_for IS NULL OR k.created_at > now() - p_for)
                            ORDER BY k.job_id DESC);
     IF cardinality(v_candidates) > 0 THEN
-        PERFORM awa.hold_ring_families();
+        PERFORM awa_internal.hold_ring_families();
         SELECT c INTO v_job FROM unnest(v_candidates) c
-         WHERE awa.job_state(c) = ANY (v_states)
+         WHERE awa_internal.job_state(c) = ANY (v_states)
          ORDER BY c DESC LIMIT 1;
         IF v_job IS NOT NULL THEN
             RETURN v_job;
@@ -134,12 +134,12 @@ BEGIN
         outcome := 'stood_down';
         RETURN;
     END IF;
-    PERFORM awa.hold_ring_families();
+    PERFORM awa_internal.hold_ring_families();
     v_ids := ARRAY(SELECT k.job_id FROM awa.unique_keys k
                     WHERE k.job_id > coalesce(p_after, 0)
                     ORDER BY k.job_id LIMIT v_batch);
     DELETE FROM awa.unique_keys k
-     WHERE k.job_id = ANY (v_ids) AND awa.job_state(k.job_id) IS NULL;
+     WHERE k.job_id = ANY (v_ids) AND awa_internal.job_state(k.job_id) IS NULL;
     GET DIAGNOSTICS purged = ROW_COUNT;
     last_job_id := CASE WHEN cardinality(v_ids) < v_batch THEN 0
                         ELSE v_ids[cardinality(v_ids)] END;

@@ -61,7 +61,7 @@ BEGIN
         PERFORM awa_internal.close_attempts(ARRAY[p_receipt], CASE WHEN p_outcome = 'failed'
                                                           THEN 'retried' ELSE p_outcome END,
                                    NULL, NULL);
-        PERFORM awa.enqueue_jobs(p_receipt.queue, ARRAY[ROW(1, p_receipt.job_id,
+        PERFORM awa_internal.enqueue_jobs(p_receipt.queue, ARRAY[ROW(1, p_receipt.job_id,
             p_receipt.kind, p_receipt.args, p_receipt.priority,
             now() + coalesce(p_retry_in, awa_internal.retry_backoff(v_attempt)),
             v_attempt + 1, p_receipt.max_attempts,

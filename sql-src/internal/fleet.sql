@@ -69,7 +69,7 @@ $$;
 -- workers that run now. 0.10: an UPDATE
 -- first, since an upsert that finds the row locks it in a WAL record of its own before
 -- it updates it (issue 33: what an idle worker writes).
-CREATE OR REPLACE FUNCTION awa.runtime_heartbeat(p_instance_id uuid, p_name text, p_version text,
+CREATE OR REPLACE FUNCTION awa_internal.runtime_heartbeat(p_instance_id uuid, p_name text, p_version text,
                                       p_pid int, p_is_leader boolean)
 RETURNS void
 LANGUAGE plpgsql

@@ -4,7 +4,7 @@
 -- and of maintenance is one, except the maintenance leader's (a public advisory key,
 -- shared with AWA by design). Revoked from PUBLIC with everything else in 90_grants.
 
-CREATE OR REPLACE FUNCTION awa.private_xact_lock(p_key bigint) RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.private_xact_lock(p_key bigint) RETURNS void
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_private_xact_lock';
 

@@ -6,7 +6,7 @@
 -- a prune in progress is waited for, the next one waits (and reports blocked) until
 -- the reader ends. The families are the queue and claim rings' (awa_internal.ring_families, the
 -- one list of them), and the lease ring's when p_leases (awa.job reads heartbeats).
-CREATE OR REPLACE FUNCTION awa.hold_ring_families(p_leases boolean DEFAULT false)
+CREATE OR REPLACE FUNCTION awa_internal.hold_ring_families(p_leases boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 AS $$

@@ -1,7 +1,8 @@
 -- 0.10: the xid space of the database's rows (docs/storage.md §A.17): its state, the
 -- adoption of a fresh database, and the rebase of rows that came from another cluster.
 -- src/dataplane/xidspace.c calls awa.adopt_xid_space before an enqueue or a claim and
--- awa.xid_space_state before a reader reads a window; the worker, awa.xid_space_settle.
+-- awa.xid_space_state before a reader reads a window; the worker,
+-- awa_internal.xid_space_settle.
 
 CREATE OR REPLACE FUNCTION awa_internal.cluster_system_identifier() RETURNS bigint
 LANGUAGE C STABLE STRICT
@@ -99,7 +100,7 @@ $$;
 -- rings. Refused before anything is adopted, enqueued or claimed. VOLATILE: called for
 -- its error alone, from a subquery whose value nobody reads (src/dataplane/xidspace.c), where a
 -- STABLE call may be planned away.
-CREATE OR REPLACE FUNCTION awa.refuse_subscribed_tables() RETURNS void
+CREATE OR REPLACE FUNCTION awa_internal.refuse_subscribed_tables() RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -184,7 +185,7 @@ AS $$
 DECLARE
     v_state text;
 BEGIN
-    PERFORM awa.refuse_subscribed_tables();
+    PERFORM awa_internal.refuse_subscribed_tables();
     IF awa.xid_space_state() = 'own' THEN
         RETURN 'own';
     END IF;
@@ -206,7 +207,7 @@ $$;
 
 -- The worker's check at the start of each pass (src/dataplane/xidspace.c): own, or rebased and
 -- own, or the state it waits in (fresh, unmarked).
-CREATE OR REPLACE FUNCTION awa.xid_space_settle() RETURNS text
+CREATE OR REPLACE FUNCTION awa_internal.xid_space_settle() RETURNS text
 LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_xid_space_settle';
 

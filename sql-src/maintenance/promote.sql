@@ -22,7 +22,7 @@ BEGIN
     SELECT array_agg(due ORDER BY due.run_at, due.job_id) INTO v_due FROM due;
     promoted := coalesce(cardinality(v_due), 0);
     FOR v_queue IN SELECT DISTINCT d.queue FROM unnest(v_due) d ORDER BY 1 LOOP
-        PERFORM awa.enqueue_jobs(v_queue, ARRAY(
+        PERFORM awa_internal.enqueue_jobs(v_queue, ARRAY(
             SELECT ROW(0, d.job_id, d.kind, d.args, d.priority, d.run_at, d.attempt,
                        d.max_attempts, d.created_at, NULL)::awa.new_job
               FROM unnest(v_due) d WHERE d.queue = v_queue));

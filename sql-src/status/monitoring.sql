@@ -227,7 +227,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'awa.queue_stats uses one minute.';
     END IF;
-    PERFORM awa.hold_ring_families();
+    PERFORM awa_internal.hold_ring_families();
     RETURN QUERY SELECT * FROM awa_internal.queue_stats_in_snapshot(p_window);
 END
 $$;

@@ -3,8 +3,8 @@
 -- the rows of jobs the data plane no longer holds (awa.purge_unique_keys), in batches,
 -- and stands down while the MVCC horizon is pinned, so no dead row version is written
 -- here while one could not be reclaimed. No unique index: uniqueness is decided under
--- a private lock on (queue, key) by awa.unique_job, so that nothing here is an index
--- whose dead entries a pinned horizon piles up.
+-- a private lock on (queue, key) by awa_internal.unique_job, so that nothing here is an
+-- index whose dead entries a pinned horizon piles up.
 CREATE TABLE awa.unique_keys (
     queue      text NOT NULL,
     unique_key text NOT NULL,

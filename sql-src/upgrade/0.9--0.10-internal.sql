@@ -5,8 +5,9 @@
 -- that call it must change, so the pieces whose bodies name a moved function run again
 -- after this, and CREATE OR REPLACE then finds each function in its new schema. Not
 -- moved: the smallint form of check_job, which upgrade/0.9--0.10-forms.sql drops (its
--- int form is created in awa_internal), and the functions the library names (they move
--- with the library's resolution of awa_internal).
+-- int form is created in awa_internal). The functions the library names move too: it
+-- calls them in awa_internal once that schema is a member of the extension (0.10), in
+-- awa before (src/rel/relcache.c, awa_internal_namespace; the worker by version).
 ALTER FUNCTION awa.attempt_lock_key(bigint,bigint) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.cancel_batch() SET SCHEMA awa_internal;
 ALTER FUNCTION awa.check_claim(text,integer,interval) SET SCHEMA awa_internal;
@@ -17,7 +18,9 @@ ALTER FUNCTION awa.check_queue_access(text) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.check_queue_grantee(regrole) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.check_schema(text) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.check_timezone(text) SET SCHEMA awa_internal;
+ALTER FUNCTION awa.check_unique(text,interval,text[]) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.claim_lock_key(integer) SET SCHEMA awa_internal;
+ALTER FUNCTION awa.claim_now(text,integer,interval) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.claim_slot_position_lanes(integer) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.claim_slot_positions(integer,integer[]) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.claim_slot_queue_counts(text,integer) SET SCHEMA awa_internal;
@@ -28,6 +31,7 @@ ALTER FUNCTION awa.cron_field(text,text,text,integer,integer,integer,text[]) SET
 ALTER FUNCTION awa.cron_local_instant(timestamp without time zone,text) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.cron_parse(text) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.cron_value(text,text,text,integer,integer,text[],text) SET SCHEMA awa_internal;
+ALTER FUNCTION awa.enqueue_jobs(text,awa.new_job[]) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.enqueue_lane(text,smallint) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.enqueue_ready(text,smallint,awa.new_job[]) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.ensure_lanes(text,smallint) SET SCHEMA awa_internal;
@@ -36,9 +40,11 @@ ALTER FUNCTION awa.find_open_receipt(bigint) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.find_ready_entry(bigint) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.fold_batch_size() SET SCHEMA awa_internal;
 ALTER FUNCTION awa.fold_min_age() SET SCHEMA awa_internal;
+ALTER FUNCTION awa.hold_ring_families(boolean) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.horizon_pin_holder(interval) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.job_in_snapshot(bigint) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.job_records(bigint) SET SCHEMA awa_internal;
+ALTER FUNCTION awa.job_state(bigint) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.job_states() SET SCHEMA awa_internal;
 ALTER FUNCTION awa.jobs_max_limit() SET SCHEMA awa_internal;
 ALTER FUNCTION awa.lane_available(integer) SET SCHEMA awa_internal;
@@ -62,6 +68,7 @@ ALTER FUNCTION awa.open_receipts(bigint[],bigint[]) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.open_receipts_at(bigint[],bigint[],integer,bigint,integer) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.private_try_xact_lock(bigint) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.private_try_xact_lock_for(bigint,integer) SET SCHEMA awa_internal;
+ALTER FUNCTION awa.private_xact_lock(bigint) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.private_xact_lock_held(bigint) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.private_xact_unlock(bigint) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.prune_locked(text,integer,integer[],bigint) SET SCHEMA awa_internal;
@@ -101,8 +108,12 @@ ALTER FUNCTION awa.ring_slot_record_terminal_counts(text,integer) SET SCHEMA awa
 ALTER FUNCTION awa.ring_slot_terminal_counts(text,integer) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.ring_status_rows() SET SCHEMA awa_internal;
 ALTER FUNCTION awa.ring_try_serializer(text) SET SCHEMA awa_internal;
+ALTER FUNCTION awa.runtime_heartbeat(uuid,text,text,integer,boolean) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.semver_rank(text) SET SCHEMA awa_internal;
+ALTER FUNCTION awa.unique_job(text,text,interval,text[],bigint) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.unique_key_max_bytes() SET SCHEMA awa_internal;
+ALTER FUNCTION awa.unique_lock_key(text,text) SET SCHEMA awa_internal;
+ALTER FUNCTION awa.unique_states_default() SET SCHEMA awa_internal;
 ALTER FUNCTION awa.window_available(integer,integer,bigint,integer,integer) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.window_claimables(integer,integer,integer,bigint,integer,integer) SET SCHEMA awa_internal;
 ALTER FUNCTION awa.window_has_work(integer,integer,bigint,integer,integer) SET SCHEMA awa_internal;

@@ -64,9 +64,12 @@
 PG_FUNCTION_INFO_V1(awa_enqueue_ready);
 PG_FUNCTION_INFO_V1(awa_enqueue);
 
-/* the hint of every refusal of awa.enqueue_ready's input: a caller's mistake */
+/*
+ * the hint of every refusal of enqueue_ready's input: a caller's mistake (the
+ * messages name no schema: the function is in awa_internal, in awa before 0.10)
+ */
 #define ENQUEUE_READY_HINT \
-	"awa.enqueue_ready is internal: enqueue with awa.enqueue or awa.enqueue_batch."
+	"enqueue_ready is internal: enqueue with awa.enqueue or awa.enqueue_batch."
 
 /* the fields of an awa.new_job that an entry takes */
 static const char *const job_fields[] = {
@@ -181,7 +184,7 @@ read_jobs(ArrayType *arr, int *njobs)
 		if (enulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("awa.enqueue_ready got a NULL job"),
+					 errmsg("enqueue_ready got a NULL job"),
 					 errhint(ENQUEUE_READY_HINT)));
 		th = DatumGetHeapTupleHeader(elems[i]);
 		tup.t_len = HeapTupleHeaderGetDatumLength(th);
@@ -376,7 +379,7 @@ awa_enqueue_ready(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("awa.enqueue_ready needs a queue, a priority and jobs, none NULL"),
+				 errmsg("enqueue_ready needs a queue, a priority and jobs, none NULL"),
 				 errhint(ENQUEUE_READY_HINT)));
 	awa_xid_space_adopt();
 	jobs = read_jobs(PG_GETARG_ARRAYTYPE_P(2), &njobs);
@@ -411,7 +414,10 @@ new_job_datum(TupleDesc desc, const AwaNewJob *j)
 	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
 }
 
-/* awa.enqueue_jobs(queue, jobs) for jobs not yet due: into awa.deferred_jobs */
+/*
+ * enqueue_jobs(queue, jobs) of the internals' schema (awa_internal; awa
+ * before 0.10) for jobs not yet due: into awa.deferred_jobs
+ */
 static void
 enqueue_deferred(Oid nsp, text *queue, AwaNewJob *jobs, int njobs)
 {
@@ -429,8 +435,7 @@ enqueue_deferred(Oid nsp, text *queue, AwaNewJob *jobs, int njobs)
 	desc = lookup_rowtype_tupdesc_copy(typid, -1);
 	for (i = 0; i < njobs; i++)
 		elems[i] = new_job_datum(desc, &jobs[i]);
-	fn = LookupFuncName(list_make2(makeString("awa"), makeString("enqueue_jobs")), 2,
-						argtypes, false);
+	fn = awa_internal_function("enqueue_jobs", 2, argtypes);
 	OidFunctionCall2(fn, PointerGetDatum(queue),
 					 PointerGetDatum(construct_array(elems, njobs, typid, -1, false,
 													 TYPALIGN_DOUBLE)));

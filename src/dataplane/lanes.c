@@ -191,7 +191,7 @@ awa_ensure_lanes(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("awa.ensure_lanes needs a queue and a priority, neither NULL"),
+				 errmsg("ensure_lanes needs a queue and a priority, neither NULL"),
 				 errhint("Register a queue with awa.register_queue(queue, priority).")));
 	awa_register_lanes(awa_namespace(), PG_GETARG_TEXT_PP(0), PG_GETARG_INT16(1));
 	PG_RETURN_VOID();

@@ -352,13 +352,13 @@ awa_require_queue_privilege(PG_FUNCTION_ARGS)
 }
 
 /*
- * awa.queue_policy_changed(): the statement trigger of awa.queue_privileges
- * and awa.queue_pauses. The relcache invalidation it asks for is sent when
+ * awa_internal.queue_policy_changed(): the statement trigger of
+ * awa.queue_privileges and awa.queue_pauses. The relcache invalidation it asks for is sent when
  * the transaction commits (and seen at once by this backend's next command).
  */
 Datum
 awa_queue_policy_changed(PG_FUNCTION_ARGS)
 {
-	return awa_table_changed_trigger(fcinfo, "awa.queue_policy_changed()",
+	return awa_table_changed_trigger(fcinfo, "queue_policy_changed()",
 									 "awa.queue_privileges and awa.queue_pauses");
 }

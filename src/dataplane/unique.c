@@ -2,13 +2,17 @@
  *
  * unique.c
  *	  The C side of unique jobs (docs/storage.md §A.14): awa.enqueue with a
- *	  unique_key asks awa.unique_job (PL/pgSQL, sql-src/api/unique.sql)
- *	  whether a job of the same queue and key stands in its way, before it
- *	  writes anything. What is decided, and under which lock, lives in SQL;
- *	  this file passes the arguments, NULLs included. At REPEATABLE READ it
- *	  runs the same steps through SPI with each read under a snapshot of now,
- *	  taken after the locks that protect it (§A.18), since PL/pgSQL would read
- *	  with the transaction's first.
+ *	  unique_key asks awa_internal.unique_job (PL/pgSQL,
+ *	  sql-src/api/unique.sql) whether a job of the same queue and key stands
+ *	  in its way, before it writes anything. What is decided, and under which
+ *	  lock, lives in SQL; this file passes the arguments, NULLs included. At
+ *	  REPEATABLE READ it runs the same steps through SPI with each read under
+ *	  a snapshot of now, taken after the locks that protect it (§A.18), since
+ *	  PL/pgSQL would read with the transaction's first.
+ *
+ * The internals are found in the schema src/rel/relcache.c resolves:
+ * awa_internal when it is a member of the extension (0.10), else awa (0.9);
+ * the SPI text names it quoted, never a schema a user could have created.
  *
  * src/dataplane/unique.c
  *
@@ -20,23 +24,27 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "nodes/makefuncs.h"
-#include "parser/parse_func.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
 
 #include "src/dataplane/unique.h"
+#include "src/rel/relcache.h"
 
 /* the candidates' statement: the key's jobs within unique_for, newest first */
 #define CANDIDATES_SQL \
 	"SELECT coalesce(array_agg(k.job_id ORDER BY k.job_id DESC), '{}') " \
 	"FROM awa.unique_keys k WHERE k.queue = $1 AND k.unique_key = $2 " \
 	"AND ($3 IS NULL OR k.created_at > now() - $3)"
-/* the newest candidate ($5) in one of unique_states ($4) */
+/* the newest candidate ($5) in one of unique_states ($4); %s: the internals' schema */
 #define BLOCKER_SQL \
-	"SELECT c FROM unnest($5) c WHERE awa.job_state(c) = " \
-	"ANY (coalesce($4, awa.unique_states_default())) ORDER BY c DESC LIMIT 1"
+	"SELECT c FROM unnest($5) c WHERE %s.job_state(c) = " \
+	"ANY (coalesce($4, %s.unique_states_default())) ORDER BY c DESC LIMIT 1"
+/* the checks and the key's lock; %s: the internals' schema */
+#define LOCK_SQL \
+	"SELECT %s.check_unique($2, $3, $4), %s.private_xact_lock(%s.unique_lock_key($1, $2))"
+/* the ring families held; %s: the internals' schema */
+#define HOLD_SQL "SELECT %s.hold_ring_families()"
 
 /*
  * Runs sql with the five arguments (queue, key, unique_for, unique_states,
@@ -70,7 +78,7 @@ run_fresh(const char *sql, Datum *args, const char *nulls, bool fresh, bool *isn
 }
 
 /*
- * awa.unique_job at REPEATABLE READ: the checks and the key's lock, the
+ * unique_job at REPEATABLE READ: the checks and the key's lock, the
  * candidates read fresh after the lock, the ring families held and the
  * candidates' states read fresh after them, then the new key recorded.
  */
@@ -83,6 +91,7 @@ unique_job_fresh(text *queue, const Datum *v, const bool *n, int64 job_id)
 	Datum		blocker;
 	bool		isnull;
 	int64		result = job_id;
+	const char *nsp = awa_internal_schema_quoted();
 	int			i;
 
 	args[0] = PointerGetDatum(queue);
@@ -94,17 +103,15 @@ unique_job_fresh(text *queue, const Datum *v, const bool *n, int64 job_id)
 	args[4] = (Datum) 0;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	(void) run_fresh("SELECT awa.check_unique($2, $3, $4), "
-					 "awa.private_xact_lock(awa.unique_lock_key($1, $2))",
-					 args, nulls, false, &isnull);
+	(void) run_fresh(psprintf(LOCK_SQL, nsp, nsp, nsp), args, nulls, false, &isnull);
 	candidates = run_fresh(CANDIDATES_SQL, args, nulls, true, &isnull);
 	if (!isnull && ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(candidates)),
 								  ARR_DIMS(DatumGetArrayTypeP(candidates))) > 0)
 	{
 		args[4] = candidates;
 		nulls[4] = ' ';
-		(void) run_fresh("SELECT awa.hold_ring_families()", args, nulls, false, &isnull);
-		blocker = run_fresh(BLOCKER_SQL, args, nulls, true, &isnull);
+		(void) run_fresh(psprintf(HOLD_SQL, nsp), args, nulls, false, &isnull);
+		blocker = run_fresh(psprintf(BLOCKER_SQL, nsp, nsp), args, nulls, true, &isnull);
 		if (!isnull)
 			result = DatumGetInt64(blocker);
 	}
@@ -126,16 +133,15 @@ unique_job_fresh(text *queue, const Datum *v, const bool *n, int64 job_id)
 }
 
 /*
- * awa.unique_job(queue, key, unique_for, unique_states, job_id): the id of the
- * job that stands in the new one's way, or job_id once the new job's key is
- * recorded. A NULL in key, unique_for or unique_states is passed as NULL.
+ * unique_job(queue, key, unique_for, unique_states, job_id) of the internals'
+ * schema: the id of the job that stands in the new one's way, or job_id once
+ * the new job's key is recorded. A NULL in key, unique_for or unique_states
+ * is passed as NULL.
  */
 int64
 awa_unique_job(text *queue, const Datum *v, const bool *n, int64 job_id)
 {
 	Oid			argtypes[5] = {TEXTOID, TEXTOID, INTERVALOID, TEXTARRAYOID, INT8OID};
-	Oid			fn = LookupFuncName(list_make2(makeString("awa"), makeString("unique_job")),
-									5, argtypes, false);
 	FmgrInfo	flinfo;
 	LOCAL_FCINFO(fcinfo, 5);
 	Datum		result;
@@ -143,7 +149,7 @@ awa_unique_job(text *queue, const Datum *v, const bool *n, int64 job_id)
 
 	if (XactIsoLevel == XACT_REPEATABLE_READ)
 		return unique_job_fresh(queue, v, n, job_id);
-	fmgr_info(fn, &flinfo);
+	fmgr_info(awa_internal_function("unique_job", 5, argtypes), &flinfo);
 	InitFunctionCallInfoData(*fcinfo, &flinfo, 5, InvalidOid, NULL, NULL);
 	fcinfo->args[0].value = PointerGetDatum(queue);
 	fcinfo->args[0].isnull = false;
@@ -156,6 +162,6 @@ awa_unique_job(text *queue, const Datum *v, const bool *n, int64 job_id)
 	fcinfo->args[4].isnull = false;
 	result = FunctionCallInvoke(fcinfo);
 	if (fcinfo->isnull)
-		elog(ERROR, "awa.unique_job returned NULL");
+		elog(ERROR, "awa_bgw: unique_job returned NULL");
 	return DatumGetInt64(result);
 }

@@ -81,6 +81,7 @@
 #include "src/dataplane/lanemarks.h"
 #include "src/dataplane/queuepolicy.h"
 #include "src/dataplane/wait.h"
+#include "src/rel/relcache.h"
 
 PG_FUNCTION_INFO_V1(awa_claim);
 PG_FUNCTION_INFO_V1(awa_note_enqueued);
@@ -557,7 +558,10 @@ release_statement_snapshot(QueryDesc *qd)
 
 /* ---- looking for work ---- */
 
-/* awa.claim_now(queue, max_batch, deadline), the claim itself (C, claim.c) */
+/*
+ * claim_now(queue, max_batch, deadline) of the internals' schema
+ * (awa_internal; awa before 0.10), the claim itself (C, claim.c)
+ */
 static FmgrInfo *
 claim_now_fn(FunctionCallInfo fcinfo)
 {
@@ -566,9 +570,7 @@ claim_now_fn(FunctionCallInfo fcinfo)
 	if (fn == NULL)
 	{
 		Oid			argtypes[3] = {TEXTOID, INT4OID, INTERVALOID};
-		Oid			oid = LookupFuncName(list_make2(makeString("awa"),
-													makeString("claim_now")),
-										 3, argtypes, false);
+		Oid			oid = awa_internal_function("claim_now", 3, argtypes);
 
 		fn = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(FmgrInfo));
 		fmgr_info_cxt(oid, fn, fcinfo->flinfo->fn_mcxt);

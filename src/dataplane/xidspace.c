@@ -19,8 +19,8 @@
  * table and nothing to check.
  *
  *	awa.cluster_system_identifier()	this cluster's system identifier
- *	awa.xid_space_changed()			the statement trigger of awa.xid_space
- *	awa.xid_space_settle()			the worker's check: own, or what it waits for
+ *	awa_internal.xid_space_changed()	the statement trigger of awa.xid_space
+ *	awa_internal.xid_space_settle()	the worker's check: own, or what it waits for
  *
  * src/dataplane/xidspace.c
  *
@@ -51,9 +51,8 @@ PG_FUNCTION_INFO_V1(awa_cluster_system_identifier);
 PG_FUNCTION_INFO_V1(awa_xid_space_changed);
 PG_FUNCTION_INFO_V1(awa_xid_space_settle);
 
-/* the readers' question: refused under a logical subscription, else the state */
-#define STATE_SQL \
-	"SELECT awa.xid_space_state() FROM (SELECT awa.refuse_subscribed_tables()) r"
+/* the readers' question, asked after the refusal of a logical subscription */
+#define STATE_SQL "SELECT awa.xid_space_state()"
 
 /* the backend saw the state own (or the install has no mark to check) */
 static bool space_own = false;
@@ -85,6 +84,23 @@ static void
 subscriptions_changed(Datum arg, int cacheid, uint32 hashvalue)
 {
 	xid_space_invalidate(InvalidOid);
+}
+
+/*
+ * The refusal of a logical subscription of the extension's tables:
+ * awa_internal.refuse_subscribed_tables(), called by OID in the caller's
+ * identity (PUBLIC may execute it; no USAGE on awa_internal is needed, as no
+ * name is looked up in it).
+ */
+static void
+refuse_subscribed_tables(void)
+{
+	FmgrInfo	flinfo;
+	LOCAL_FCINFO(fcinfo, 0);
+
+	fmgr_info(awa_internal_function("refuse_subscribed_tables", 0, NULL), &flinfo);
+	InitFunctionCallInfoData(*fcinfo, &flinfo, 0, InvalidOid, NULL, NULL);
+	(void) FunctionCallInvoke(fcinfo);
 }
 
 /* Run sql (one text column, one row) and return its value, palloc'd here. */
@@ -123,7 +139,7 @@ fresh_state(void)
 	TupleTableSlot *slot;
 	char	   *state = "unmarked";
 
-	(void) query_text("SELECT awa.refuse_subscribed_tables()::text");
+	refuse_subscribed_tables();
 	awa_fresh_read_begin(&fresh);
 	scan = table_beginscan(rel, fresh.snapshot, 0, NULL);
 	slot = table_slot_create(rel, NULL);
@@ -151,11 +167,13 @@ fresh_state(void)
  * The state of the xid space as sql says it: awa.xid_space_state() (own,
  * fresh, moved, unmarked), or awa.adopt_xid_space(...), which adopts it
  * first (own, adopted, rebased; restoring for the worker); with sql NULL, as
- * a fresh read sees it (fresh_state). Returns "own" without a query while
- * the backend's verdict stands, and when the install predates the mark.
+ * a fresh read sees it (fresh_state). With refuse, the refusal of a logical
+ * subscription first (adopt_xid_space and fresh_state refuse themselves).
+ * Returns "own" without a query while the backend's verdict stands, and when
+ * the install predates the mark.
  */
 static const char *
-space_state(const char *sql)
+space_state(const char *sql, bool refuse)
 {
 	uint64		invals;
 	const char *state;
@@ -174,6 +192,8 @@ space_state(const char *sql)
 	if (!OidIsValid(space_relid))
 		return "own";
 	invals = space_invals;
+	if (refuse)
+		refuse_subscribed_tables();
 	state = sql != NULL ? query_text(sql) : fresh_state();
 	if (strcmp(state, "adopted") == 0 || strcmp(state, "rebased") == 0)
 		state = "own";
@@ -194,7 +214,7 @@ awa_xid_space_adopt(void)
 
 	if (!IsolationUsesXactSnapshot())
 	{
-		(void) space_state("SELECT awa.adopt_xid_space()");
+		(void) space_state("SELECT awa.adopt_xid_space()", false);
 		return;
 	}
 
@@ -203,7 +223,7 @@ awa_xid_space_adopt(void)
 	 * adopting rewrites rows and must see every commit made before its locks,
 	 * so any state but own is refused.
 	 */
-	state = space_state(NULL);
+	state = space_state(NULL, false);
 	if (strcmp(state, "own") == 0)
 		return;
 	ereport(ERROR,
@@ -226,7 +246,7 @@ awa_xid_space_adopt(void)
 void
 awa_xid_space_require(void)
 {
-	const char *state = space_state(STATE_SQL);
+	const char *state = space_state(STATE_SQL, true);
 
 	if (strcmp(state, "own") == 0 || strcmp(state, "fresh") == 0)
 		return;
@@ -252,18 +272,18 @@ awa_cluster_system_identifier(PG_FUNCTION_ARGS)
 }
 
 /*
- * awa.xid_space_changed(): the statement trigger of awa.xid_space. The
+ * awa_internal.xid_space_changed(): the statement trigger of awa.xid_space. The
  * relcache invalidation it asks for is sent when the transaction commits
  * (and seen at once by this backend's next command, or undone at abort).
  */
 Datum
 awa_xid_space_changed(PG_FUNCTION_ARGS)
 {
-	return awa_table_changed_trigger(fcinfo, "awa.xid_space_changed()", "awa.xid_space");
+	return awa_table_changed_trigger(fcinfo, "xid_space_changed()", "awa.xid_space");
 }
 
 /*
- * awa.xid_space_settle() RETURNS text: the worker's check at the start of a
+ * awa_internal.xid_space_settle() RETURNS text: the worker's check at the start of a
  * pass. Own: maintain. Moved: rebased here, then own, once the restore has
  * set the sequences (restoring until then). Fresh or unmarked: a restore may
  * be under way; the worker does not touch the rows and waits.
@@ -271,9 +291,9 @@ awa_xid_space_changed(PG_FUNCTION_ARGS)
 Datum
 awa_xid_space_settle(PG_FUNCTION_ARGS)
 {
-	const char *state = space_state(STATE_SQL);
+	const char *state = space_state(STATE_SQL, true);
 
 	if (strcmp(state, "moved") == 0)
-		state = space_state("SELECT awa.adopt_xid_space(false)");
+		state = space_state("SELECT awa.adopt_xid_space(false)", false);
 	PG_RETURN_TEXT_P(cstring_to_text(state));
 }

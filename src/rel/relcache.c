@@ -2,7 +2,9 @@
  *
  * relcache.c
  *	  A backend's cache of the OIDs the hot paths look up by name: schema
- *	  awa, the ring children and tables named in it, and the btree index of a
+ *	  awa, the schema of the internals (awa_internal, a member of the
+ *	  extension; awa before 0.10; the library's internal functions are found
+ *	  there by signature), the ring children and tables named in it, and the btree index of a
  *	  child whose leading keys are given columns (docs/storage.md §A.13); the
  *	  finding of those indexes, the cancel tombstones' partial one too; and
  *	  the opening of the tables by name (awa_open_table), rights checked.
@@ -33,12 +35,17 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_proc.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -60,6 +67,7 @@ typedef struct CachedOid
 
 static HTAB *oid_cache = NULL;
 static Oid	awa_nsp = InvalidOid;
+static Oid	awa_internal_nsp = InvalidOid;
 
 /* the modules told of each relcache invalidation (awa_relcache_listen) */
 #define MAX_LISTENERS	4
@@ -73,6 +81,7 @@ forget_all(void)
 		hash_destroy(oid_cache);
 	oid_cache = NULL;
 	awa_nsp = InvalidOid;
+	awa_internal_nsp = InvalidOid;
 }
 
 static void
@@ -160,6 +169,71 @@ awa_namespace(void)
 	if (!OidIsValid(awa_nsp))
 		awa_nsp = get_namespace_oid("awa", false);
 	return awa_nsp;
+}
+
+/*
+ * The OID of the schema of the internals: awa_internal when it is a member
+ * of extension awa_bgw (0.10 and later, whose scripts create it), else
+ * schema awa (0.7 to 0.9, where the internals are). A schema awa_internal
+ * that is no member (one a user created in an older database) is never
+ * used: a SECURITY DEFINER function of the extension would otherwise call
+ * what that user put there (docs/proposals/internal_schema.md, "Hijack").
+ * Cached with awa_nsp, and dropped with it by any change to pg_namespace.
+ */
+Oid
+awa_internal_namespace(void)
+{
+	Oid			nsp;
+	Oid			ext;
+
+	(void) cache();
+	if (OidIsValid(awa_internal_nsp))
+		return awa_internal_nsp;
+	nsp = get_namespace_oid("awa_internal", true);
+	ext = get_extension_oid("awa_bgw", true);
+	if (OidIsValid(nsp) && OidIsValid(ext) &&
+		getExtensionOfObject(NamespaceRelationId, nsp) == ext)
+		awa_internal_nsp = nsp;
+	else
+		awa_internal_nsp = awa_namespace();
+	return awa_internal_nsp;
+}
+
+/*
+ * The OID of the internal function name(argtypes) in the schema of the
+ * internals (awa_internal_namespace), found by its exact signature and with
+ * no privilege check: the callers run it on the extension's behalf. An error
+ * when there is none.
+ */
+Oid
+awa_internal_function(const char *name, int nargs, const Oid *argtypes)
+{
+	Oid			nsp = awa_internal_namespace();
+	oidvector  *args = buildoidvector(argtypes, nargs);
+	Oid			fn;
+
+	fn = GetSysCacheOid3(PROCNAMEARGSNSP, Anum_pg_proc_oid, CStringGetDatum(name),
+						 PointerGetDatum(args), ObjectIdGetDatum(nsp));
+	if (!OidIsValid(fn))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("function %s.%s does not exist", get_namespace_name(nsp), name),
+				 errdetail("The library calls it; the extension awa_bgw installed in this "
+						   "database lacks it."),
+				 errhint("Update the extension to the version of the library "
+						 "(ALTER EXTENSION awa_bgw UPDATE).")));
+	pfree(args);
+	return fn;
+}
+
+/*
+ * The schema of the internals, quoted as a qualifier for SQL text (palloc'd
+ * in the caller's context): awa_internal, or awa before 0.10.
+ */
+const char *
+awa_internal_schema_quoted(void)
+{
+	return quote_identifier(get_namespace_name(awa_internal_namespace()));
 }
 
 /* get_relname_relid(name, nsp), cached */

@@ -20,6 +20,9 @@ typedef void (*AwaRelcacheListener) (Oid relid);
 
 extern void awa_relcache_listen(AwaRelcacheListener listener);
 extern Oid	awa_namespace(void);
+extern Oid	awa_internal_namespace(void);
+extern Oid	awa_internal_function(const char *name, int nargs, const Oid *argtypes);
+extern const char *awa_internal_schema_quoted(void);
 extern Oid	awa_relid(Oid nsp, const char *name);
 extern Relation awa_open_table(Oid nsp, const char *family, int slot);
 extern Relation awa_open_table_for(Oid nsp, const char *family, int slot,

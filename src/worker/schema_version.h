@@ -36,10 +36,13 @@ typedef enum AwaSchemaFeature
 	AWA_FEATURE_PRUNE_HOLDERS,	/* who holds a blocked prune's locks:
 								 * awa.ring_slot_lock_holders */
 	AWA_FEATURE_XID_SPACE,		/* rows marked with their cluster's xid space:
-								 * awa.xid_space_settle */
+								 * awa_internal.xid_space_settle */
 	AWA_FEATURE_QUIET_IDLE,		/* a worker's liveness read from shared memory,
 								 * promote_deferred's next_run_at: the worker
 								 * sleeps while the database is idle */
+	AWA_FEATURE_INTERNAL_SCHEMA,	/* the internals in schema awa_internal (a
+									 * member of the extension), not awa:
+									 * awa_internal.runtime_heartbeat */
 	AWA_NFEATURES
 } AwaSchemaFeature;
 

@@ -5,7 +5,8 @@
  *
  * Each step starts a READ COMMITTED transaction with a fresh statement
  * timestamp (so now() moves), checks that the extension is installed at a
- * version this library maintains, runs one SQL statement (its parameters
+ * version this library maintains (and picks the step's SQL for that version
+ * when it differs by version), runs one SQL statement (its parameters
  * bound, not spliced in) through SPI with a hand-armed statement timeout, reads the columns the caller asked for from
  * the first row of its result, and commits. Columns are looked up by name
  * (SPI_fnumber) and read as the type the SQL function declares (SPI_getbinval:
@@ -183,14 +184,20 @@ read_column(const AwaStepColumn *col, AwaStepValue *val, MemoryContext cxt)
 	}
 }
 
-/* Runs inside the step's transaction; fills res, its values in cxt. */
+/*
+ * Runs inside the step's transaction; fills res, its values in cxt. The SQL
+ * is sql where the version installed has sql_needs, else sql_without.
+ */
 static void
-step_body(const char *sql, const AwaStepParams *params, bool needs_extension,
+step_body(const char *sql, AwaSchemaFeature sql_needs, const char *sql_without,
+		  const AwaStepParams *params, bool needs_extension,
 		  AwaStepResult *res, MemoryContext cxt)
 {
 	int			rc;
 
 	res->extension = extension_state(res);
+	if (!awa_schema_has(res->schema, sql_needs))
+		sql = sql_without;
 	if (sql == NULL || (needs_extension && res->extension != AWA_EXT_READY))
 		return;
 
@@ -225,7 +232,8 @@ step_body(const char *sql, const AwaStepParams *params, bool needs_extension,
 }
 
 static bool
-run_step(const char *label, const char *sql, const AwaStepParams *params,
+run_step(const char *label, const char *sql, AwaSchemaFeature sql_needs,
+		 const char *sql_without, const AwaStepParams *params,
 		 const AwaStepColumn *columns, bool needs_extension, AwaStepResult *res)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
@@ -247,7 +255,7 @@ run_step(const char *label, const char *sql, const AwaStepParams *params,
 
 	PG_TRY();
 	{
-		step_body(sql, params, needs_extension, res, oldcxt);
+		step_body(sql, sql_needs, sql_without, params, needs_extension, res, oldcxt);
 		CommitTransactionCommand();
 	}
 	PG_CATCH();
@@ -277,14 +285,22 @@ bool
 awa_run_step(const char *label, const char *sql, const AwaStepParams *params,
 			 const AwaStepColumn *columns, AwaStepResult *res)
 {
-	return run_step(label, sql, params, columns, true, res);
+	return run_step(label, sql, AWA_FEATURE_NONE, NULL, params, columns, true, res);
+}
+
+bool
+awa_run_step_by_version(const char *label, const char *sql, AwaSchemaFeature sql_needs,
+						const char *sql_without, const AwaStepParams *params,
+						const AwaStepColumn *columns, AwaStepResult *res)
+{
+	return run_step(label, sql, sql_needs, sql_without, params, columns, true, res);
 }
 
 bool
 awa_run_session_step(const char *label, const char *sql, const AwaStepParams *params,
 					 const AwaStepColumn *columns, AwaStepResult *res)
 {
-	return run_step(label, sql, params, columns, false, res);
+	return run_step(label, sql, AWA_FEATURE_NONE, NULL, params, columns, false, res);
 }
 
 /* Add the next parameter ($1, $2, ...) of a step's SQL. */

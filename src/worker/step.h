@@ -23,6 +23,14 @@
 #define AWA_FN(name)		AWA_SCHEMA "." name
 #define AWA_SCHEMA_ARG		"'" AWA_SCHEMA "'"
 
+/*
+ * The schema of the internals from 0.10 (AWA_FEATURE_INTERNAL_SCHEMA): a step
+ * that calls one names it with AWA_INTERNAL_FN where the version has the
+ * feature, with AWA_FN before (awa_run_step_by_version picks).
+ */
+#define AWA_INTERNAL_SCHEMA	"awa_internal"
+#define AWA_INTERNAL_FN(name)	AWA_INTERNAL_SCHEMA "." name
+
 typedef enum AwaExtensionState
 {
 	AWA_EXT_ABSENT = 0,
@@ -91,6 +99,17 @@ typedef struct AwaStepResult
  */
 extern bool awa_run_step(const char *label, const char *sql, const AwaStepParams *params,
 						 const AwaStepColumn *columns, AwaStepResult *res);
+
+/*
+ * awa_run_step with SQL that differs by version: sql at the versions that
+ * have sql_needs, sql_without (NULL: nothing runs) at the others. The choice
+ * is made in the step's own transaction, after its read of the version
+ * installed, so that a step never runs one version's SQL against another.
+ */
+extern bool awa_run_step_by_version(const char *label, const char *sql,
+									AwaSchemaFeature sql_needs, const char *sql_without,
+									const AwaStepParams *params,
+									const AwaStepColumn *columns, AwaStepResult *res);
 extern bool awa_run_session_step(const char *label, const char *sql,
 								 const AwaStepParams *params,
 								 const AwaStepColumn *columns, AwaStepResult *res);

@@ -500,8 +500,11 @@ xid_space_own(void)
 
 	if (!awa_schema_has(sched.schema, AWA_FEATURE_XID_SPACE))
 		return true;
-	if (!awa_run_step("xid space check", "SELECT " AWA_FN("xid_space_settle") "() AS state",
-					  NULL, columns, &res) || !res.has_row)
+	/* AWA_FEATURE_XID_SPACE came with the internal schema: nothing runs before it */
+	if (!awa_run_step_by_version("xid space check",
+								 "SELECT " AWA_INTERNAL_FN("xid_space_settle") "() AS state",
+								 AWA_FEATURE_INTERNAL_SCHEMA, NULL, NULL, columns, &res) ||
+		!res.has_row)
 		return false;
 	state = awa_step_text(&res, "state");
 	if (strcmp(state, "own") == 0)
@@ -544,6 +547,9 @@ heartbeat_interval(void)
 	return Min(awa_bgw_runtime_heartbeat_interval, awa_bgw_runtime_fresh_window * 1000 / 3);
 }
 
+/* the heartbeat's arguments, after its function's name (by version: heartbeat) */
+#define HEARTBEAT_ARGS "($1::pg_catalog.uuid, $2, $3, $4, $5)"
+
 static void
 heartbeat(TimestampTz now)
 {
@@ -560,24 +566,25 @@ heartbeat(TimestampTz now)
 	awa_step_param(&params, TEXTOID, CStringGetTextDatum(AWA_BGW_BINARY_VERSION));
 	awa_step_param(&params, INT4OID, Int32GetDatum(MyProcPid));
 	awa_step_param(&params, BOOLOID, BoolGetDatum(sched.is_leader));
-	awa_run_step("runtime heartbeat",
-				 "SELECT " AWA_FN("runtime_heartbeat") "($1::pg_catalog.uuid, $2, $3, $4, $5)",
-				 &params, NULL, &res);
+	awa_run_step_by_version("runtime heartbeat",
+							"SELECT " AWA_INTERNAL_FN("runtime_heartbeat") HEARTBEAT_ARGS,
+							AWA_FEATURE_INTERNAL_SCHEMA,
+							"SELECT " AWA_FN("runtime_heartbeat") HEARTBEAT_ARGS,
+							&params, NULL, &res);
 }
 
 /*
  * Run one entry's SQL with its parameters (NULL: none), sql or, at a version
- * without its sql_needs, sql_without, and count it: a run and its rows, or
- * for a gated step a stand-down under a pin, or a run and its rows when it
- * folded. Returns whether it ran (no error, the extension ready).
+ * without its sql_needs, sql_without (chosen in the step's transaction, by
+ * the version it reads), and count it: a run and its rows, or for a gated
+ * step a stand-down under a pin, or a run and its rows when it folded.
+ * Returns whether it ran (no error, the extension ready).
  */
 static bool
 run_entry(const WorkerStep *step, const AwaStepParams *params, AwaStepResult *res)
 {
-	const char *sql = awa_schema_has(sched.schema, step->sql_needs)
-		? step->sql : step->sql_without;
-
-	if (!awa_run_step(step->label, sql, params, step->columns, res) ||
+	if (!awa_run_step_by_version(step->label, step->sql, step->sql_needs, step->sql_without,
+								 params, step->columns, res) ||
 		res->extension != AWA_EXT_READY)
 	{
 		sched.busy = true;		/* a failed step is not an idle one */
