@@ -27,8 +27,9 @@
 # only the wake cell (default all):
 #   BENCH_CELLS=tx bash bench/run.sh 20
 # BENCH_CELLS=e2e runs only the end-to-end cells (unbatched, batched 32, and the loop:
-# awa_bgw's consumers complete each job and claim the next in one call and one commit,
-# awa.complete_and_claim in consumer_loop.sql, beside the baseline's unbatched consumers),
+# awa_bgw's consumers complete each job and claim the next in one statement and one
+# commit, awa.complete_and_claim in consumer_loop_stmt.sql, beside the baseline's
+# unbatched consumers),
 # ${BENCH_ROUNDS:-5} rounds, the two systems in alternating order from round to round
 # (awa_bgw first in odd rounds), each side after a CHECKPOINT on a fresh queue; prints
 # every round and the median of the per-round ratios (how the targets are judged:
@@ -157,12 +158,17 @@ e2e_side() {   # e2e_side awa|skip sfx: completions/s of one side on a fresh que
     local p c n0 n1 done_fn
     if [ "$1" = awa ]; then p=producer$2; c=consumer$2; done_fn=awa_done
     else p=skip_producer$2; c=skip_consumer$2; done_fn=skip_done; fi
-    # the loop: awa_bgw's consumers complete and claim in one call (consumer_loop.sql),
-    # the baseline's as in the unbatched cell; the producers of the unbatched cell
-    if [ "$2" = _loop ]; then p=${p%_loop}; [ "$1" = awa ] || c=skip_consumer; fi
+    # the loop: awa_bgw's consumers complete and claim in one statement and one commit
+    # per job (consumer_loop_stmt.sql, the job held kept in pgbench variables from one
+    # transaction to the next), the baseline's as in the unbatched cell; the producers
+    # of the unbatched cell
+    if [ "$2" = _loop ]; then
+        p=${p%_loop}
+        if [ "$1" = awa ]; then c=consumer_loop_stmt; else c=skip_consumer; fi
+    fi
     reset_queues
     "${psql[@]}" -c CHECKPOINT >/dev/null
-    n0=$($done_fn); pgb -f "$work/$p.sql@1" -f "$work/$c.sql@1" >/dev/null; n1=$($done_fn)
+    n0=$($done_fn); pgb -D j=0 -D l=0 -f "$work/$p.sql@1" -f "$work/$c.sql@1" >/dev/null; n1=$($done_fn)
     rate "$n0" "$n1"
 }
 echo "| round | batch | order | awa_bgw jobs/s | SKIP LOCKED jobs/s | awa_bgw / baseline |"

@@ -343,6 +343,40 @@ SELECT sqlstate_of(format('SELECT * FROM awa.complete_and_claim(ARRAY[%s], ARRAY
 COMMIT;
 SELECT state AS still_running FROM awa.job(:j4);
 SELECT count(*) AS claimed FROM awa.complete_and_claim(ARRAY[:j4], ARRAY[:l4], 'loop2');
+-- awa.fail_and_claim: the same loop when the job failed. Job a (two attempts) fails and
+-- is retried in an hour; the call claims job b of another queue in the same
+-- transaction; b (one attempt) then fails for good, and there is nothing left to claim
+SELECT awa.enqueue('floop', 'a', max_attempts => 2) AS fa \gset
+SELECT awa.enqueue('floop2', 'b', max_attempts => 1) AS fb \gset
+SELECT job_id AS fj, run_lease AS fl FROM awa.claim('floop') \gset
+BEGIN;
+SELECT job_id = :fb AS claimed_b, run_lease AS bl, attempt AS b_attempt
+  FROM awa.fail_and_claim(:fj, :fl, 'boom', '1 hour', 'floop2') \gset
+SELECT :'claimed_b' AS claimed_b, :'b_attempt' AS b_attempt;
+SELECT pg_current_xact_id_if_assigned() IS NOT NULL AS one_transaction;
+COMMIT;
+SELECT state, attempt, last_error, run_at > now() + interval '59 minutes' AS in_an_hour
+  FROM awa.job(:fa);
+SELECT count(*) AS claimed_after_b
+  FROM awa.fail_and_claim(:fb, :bl, 'boom again', NULL, 'floop2');
+SELECT state, attempt, last_error FROM awa.job(:fb);
+-- a stale attempt fails nothing (no error), and the claim goes on; bad input refused
+-- with nothing written: a negative retry_in (22023), the queue (22023), and at
+-- REPEATABLE READ (the claim needs READ COMMITTED)
+SELECT count(*) AS stale FROM awa.fail_and_claim(:fj, :fl, 'late', NULL, 'floop');
+SELECT awa.enqueue('floop3', 'c') AS fc \gset
+SELECT job_id AS cj, run_lease AS cl FROM awa.claim('floop3') \gset
+SELECT sqlstate_of(format('SELECT * FROM awa.fail_and_claim(%s, %s, %L, %L, %L)',
+                          :cj, :cl, 'x', '-1 s', 'floop3')) AS negative_retry,
+       sqlstate_of(format('SELECT * FROM awa.fail_and_claim(%s, %s, %L, NULL, %L)',
+                          :cj, :cl, 'x', '')) AS empty_queue;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT sqlstate_of(format('SELECT * FROM awa.fail_and_claim(%s, %s, %L, NULL, %L)',
+                          :cj, :cl, 'x', 'floop3')) AS repeatable_read;
+COMMIT;
+SELECT state AS still_running FROM awa.job(:cj);
+SELECT count(*) AS claimed FROM awa.complete_and_claim(ARRAY[:cj], ARRAY[:cl], 'floop3');
+SELECT state AS c_state FROM awa.job(:cj);
 SELECT state AS completed FROM awa.job(:j4);
 
 -- a rescue with no receipt due takes no lock and writes nothing (0.10: an idle ring

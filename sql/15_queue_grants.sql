@@ -14,6 +14,7 @@ GRANT EXECUTE ON FUNCTION awa.enqueue(text, text, jsonb, int, timestamptz, int, 
     awa.complete(bigint, bigint), awa.complete_batch(bigint[], bigint[]),
     awa.complete_and_claim(bigint[], bigint[], text, int, interval),
     awa.fail(bigint, bigint, text, interval), awa.heartbeat(bigint, bigint, jsonb),
+    awa.fail_and_claim(bigint, bigint, text, interval, text, int, interval),
     awa.cancel(bigint), awa.queue_counts(text), awa.register_queue(text, int),
     awa.pause_queue(text), awa.resume_queue(text)
     TO awa_qa_a, awa_qa_b, awa_qa_a_worker, awa_qa_a_noinherit;
@@ -82,6 +83,9 @@ SELECT sqlstate_of(format('SELECT * FROM awa.complete_batch(ARRAY[%s], ARRAY[%s]
 SELECT sqlstate_of(format('SELECT * FROM awa.complete_and_claim(ARRAY[%s], ARRAY[%s], %L)',
                           :job_a, :run_lease, 'qa_open'));
 SELECT sqlstate_of($$SELECT * FROM awa.complete_and_claim(NULL, NULL, 'qa_a')$$);
+SELECT sqlstate_of(format('SELECT * FROM awa.fail_and_claim(%s, %s, %L, NULL, %L)',
+                          :job_a, :run_lease, 'boom', 'qa_open'));
+SELECT sqlstate_of($$SELECT * FROM awa.fail_and_claim(NULL, NULL, NULL, NULL, 'qa_a')$$);
 SELECT sqlstate_of(format('SELECT awa.cancel(%s)', :job_a));
 -- a wrong receipt is no receipt: false, as before
 SELECT awa.complete(:job_a, 12345) AS wrong_receipt;

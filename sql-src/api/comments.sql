@@ -26,6 +26,9 @@ COMMENT ON FUNCTION awa.complete_and_claim(bigint[], bigint[], text, int, interv
 'complete the attempts (job_ids[i], run_leases[i]) as complete_batch does, then claim '
 'up to max_batch jobs of a queue as claim does without wait: a worker''s loop in one '
 'transaction per job';
+COMMENT ON FUNCTION awa.fail_and_claim(bigint, bigint, text, interval, text, int, interval) IS
+'fail the attempt (job_id, run_lease) as fail does, then claim up to max_batch jobs of a '
+'queue as claim does without wait: a worker''s loop in one transaction per job';
 COMMENT ON FUNCTION awa.fail(bigint, bigint, text, interval) IS
 'fail the attempt (job_id, run_lease) with an error text: retried after retry_in or the '
 'exponential backoff until max_attempts, then moved to awa.failed_jobs';

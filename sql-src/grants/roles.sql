@@ -2,7 +2,8 @@
 -- DBA grants a role membership instead of a list of functions (docs/operations.md,
 -- "Roles and the trust model"):
 --   awa_producer  enqueue, enqueue_batch, register_queue, job;
---   awa_consumer  claim, complete, complete_batch, complete_and_claim, fail, heartbeat, job;
+--   awa_consumer  claim, complete, complete_batch, complete_and_claim, fail,
+--                 fail_and_claim, heartbeat, job;
 --   awa_monitor   what pg_monitor reads in schema awa (grants/monitor.sql and
 --                 api/schedules.sql): the status views and the helpers they call;
 --   awa_admin     the operators' functions: the per-queue grants and pauses, cancel,
@@ -69,6 +70,7 @@ BEGIN
                 (12, 'awa_consumer', 'complete_batch'), (13, 'awa_consumer', 'fail'),
                 (14, 'awa_consumer', 'heartbeat'), (15, 'awa_consumer', 'job'),
                 (16, 'awa_consumer', 'complete_and_claim'),
+                (17, 'awa_consumer', 'fail_and_claim'),
                 (20, 'awa_monitor', 'maintenance_worker_status'),
                 (21, 'awa_monitor', 'maintenance_worker_ticks'),
                 (22, 'awa_monitor', 'maintenance_worker_prune_blockers'),

@@ -3,7 +3,10 @@
  * attempts.c
  *	  Failing an attempt and beating its heart in 0.9, in C (docs/storage.md
  *	  §A.13): awa.fail(job_id, run_lease, error, retry_in) and
- *	  awa.heartbeat(job_id, run_lease, progress).
+ *	  awa.heartbeat(job_id, run_lease, progress); and (0.10)
+ *	  awa.fail_and_claim, which fails as awa.fail, then claims as awa.claim
+ *	  without wait, in one call (a consumer's loop of one commit per job, as
+ *	  complete.c's complete_and_claim).
  *
  * What the PL/pgSQL functions of internal/attempts.sql do, step for step, with the
  * same checks, messages, SQLSTATEs and hints: READ COMMITTED; the argument
@@ -38,9 +41,12 @@
 #include "src/dataplane/complete.h"
 #include "src/dataplane/enqueue.h"
 #include "src/dataplane/probes.h"
+#include "src/dataplane/queuepolicy.h"
+#include "src/dataplane/wait.h"
 #include "src/rel/relcache.h"
 
 PG_FUNCTION_INFO_V1(awa_fail);
+PG_FUNCTION_INFO_V1(awa_fail_and_claim);
 PG_FUNCTION_INFO_V1(awa_heartbeat);
 
 /* awa.retry_backoff(attempt): 2^attempt seconds, at most an hour */
@@ -120,11 +126,11 @@ fail_attempt(Oid nsp, AwaReceipt *r, Datum error, Interval *retry_in)
 }
 
 /*
- * awa.fail(job_id bigint, run_lease bigint, error text,
- *			retry_in interval DEFAULT NULL) RETURNS boolean
+ * Fails the attempt named by the call's first four arguments (job_id,
+ * run_lease, error, retry_in), as awa.fail does; whether it was open.
  */
-Datum
-awa_fail(PG_FUNCTION_ARGS)
+static bool
+fail_held(FunctionCallInfo fcinfo)
 {
 	Interval   *retry_in = PG_ARGISNULL(3) ? NULL : PG_GETARG_INTERVAL_P(3);
 	Datum		error = PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2);
@@ -144,12 +150,49 @@ awa_fail(PG_FUNCTION_ARGS)
 	if (error != (Datum) 0)
 		awa_check_payload("error text", (int64) toast_raw_datum_size(error) - VARHDRSZ);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		PG_RETURN_BOOL(false);
+		return false;
 	open = awa_lock_open_receipt(PG_GETARG_INT64(0), PG_GETARG_INT64(1), &r);
 	if (open)
 		fail_attempt(awa_namespace(), &r, error, retry_in);
 	awa_receipts_read_end();
-	PG_RETURN_BOOL(open);
+	return open;
+}
+
+/*
+ * awa.fail(job_id bigint, run_lease bigint, error text,
+ *			retry_in interval DEFAULT NULL) RETURNS boolean
+ */
+Datum
+awa_fail(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(fail_held(fcinfo));
+}
+
+/*
+ * awa.fail_and_claim(job_id bigint, run_lease bigint, error text,
+ *		retry_in interval, queue text, max_batch int, deadline interval)
+ *		RETURNS SETOF awa.claimed_job
+ *
+ * Fails the attempt it holds (as awa.fail; NULL ids fail nothing), then
+ * claims as awa.claim without wait. The queue and the caller's claim
+ * privilege are checked before anything is written; READ COMMITTED only, as
+ * the claim.
+ */
+Datum
+awa_fail_and_claim(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	awa_require_read_committed("awa.fail_and_claim");
+	if (!PG_ARGISNULL(4))
+	{
+		awa_check_name("queue", PG_GETARG_TEXT_PP(4));
+		awa_queue_require(PG_GETARG_TEXT_PP(4), AWA_QUEUE_CLAIM);
+	}
+	if (fail_held(fcinfo))
+		CommandCounterIncrement();	/* the claim's snapshots see the closure */
+	awa_claim_now_args(fcinfo, 4, rsinfo);
+	return (Datum) 0;
 }
 
 /*
