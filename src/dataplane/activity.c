@@ -4,8 +4,9 @@
  *	  What wakes a worker that sleeps idle (docs/operations.md, "When idle"):
  *	  every path that writes the data plane (an enqueue, deferred or due; a
  *	  claim; a completion, failure or heartbeat of an attempt; a cancel,
- *	  through awa_internal.note_activity()) notes it here, and when its transaction commits, after the commit is visible, the
- *	  worker of the database is woken if it sleeps on its idle cadences
+ *	  through awa_internal.note_activity()) notes it here, and when its
+ *	  transaction commits, after the commit is visible, the worker of the
+ *	  database is woken if it sleeps on its idle cadences
  *	  (awa_status_wake_idle_worker; nothing is written while it does not). A
  *	  PREPARE wakes it too: the worker does not sleep idle while a prepared
  *	  transaction of its database may hold jobs. An abort wakes no one.

@@ -97,7 +97,7 @@ typedef enum StepNext
 #define STEP_IDLES		0x10	/* a group whose cadence stretches while the
 								 * database is idle (0.10, "When idle" below) */
 
-/* What else wakes a STEP_IDLES group of an idle database, before awa_bgw_idle_interval */
+/* What else wakes a STEP_IDLES group of an idle database before awa_bgw.idle_interval */
 typedef enum IdleWake
 {
 	IDLE_WAKE_BOUND = 0,		/* nothing: a commit that writes the data plane */
@@ -810,8 +810,9 @@ next_minute(TimestampTz now)
 
 /*
  * When a group that has just run is due again: after its cadence, or, while
- * the database is idle (0.10), when its idle wake says: within awa_bgw_idle_interval,
- * and sooner for the next deferred job or the next whole minute.
+ * the database is idle (0.10), when its idle wake says: within
+ * awa_bgw.idle_interval, and sooner for the next deferred job or the next
+ * whole minute.
  */
 static TimestampTz
 group_due(const WorkerStep *head, TimestampTz now)
