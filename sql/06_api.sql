@@ -214,16 +214,25 @@ SELECT queue, priority, count(*) AS lanes FROM awa.queue_lanes
  WHERE queue IN ('iso', 'iso-new', 'iso-registered') GROUP BY queue, priority ORDER BY 1, 2;
 SELECT kind, priority FROM awa.claim('iso-new') UNION ALL
 SELECT kind, priority FROM awa.claim('iso', 10);
--- a unique enqueue works at REPEATABLE READ (specs/unique_jobs); at SERIALIZABLE it is
--- refused, and a claim needs READ COMMITTED: each refusal names the level and says what
--- to do, and writes nothing
+-- a unique enqueue works at REPEATABLE READ and SERIALIZABLE (specs/unique_jobs); at
+-- SERIALIZABLE its reads of the key's rows and of its jobs' states take no predicate
+-- lock (docs/storage.md A.18); a claim needs READ COMMITTED: the refusal names the
+-- level and says what to do, and writes nothing
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT awa.enqueue('iso', 'u', unique_key => 'k') = awa.enqueue('iso', 'u', unique_key => 'k')
        AS same_job;
 COMMIT;
+SELECT max(job_id) AS k_job FROM awa.unique_keys WHERE unique_key = 'k' \gset
 BEGIN ISOLATION LEVEL SERIALIZABLE;
-SELECT awa.enqueue('iso', 'u', unique_key => 'k');
+SELECT awa.enqueue('iso', 'u', unique_key => 'k') = :k_job AS same_job,
+       awa.enqueue('iso', 'u', unique_key => 'k', unique_states => ARRAY['failed']) > :k_job
+       AS new_job_when_not_in_states,
+       awa.enqueue('iso', 'u', unique_key => 'k2') > :k_job AS new_key;
+SELECT count(*) AS sireads_in_awa FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid = pg_backend_pid() AND l.mode = 'SIReadLock'
+   AND c.relnamespace IN ('awa'::regnamespace, 'awa_internal'::regnamespace);
 ROLLBACK;
+SELECT count(*) AS keys_after_rollback FROM awa.unique_keys WHERE unique_key IN ('k', 'k2');
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT sqlstate_of($$SELECT * FROM awa.claim('iso')$$);
 SELECT pg_current_xact_id_if_assigned() IS NULL AS wrote_nothing;

@@ -39,6 +39,18 @@ BEGIN
     RETURN log;
 END $$;
 \pset null '∅'
+-- the fresh read of a job's state in C (src/dataplane/jobstate.c: a unique enqueue at
+-- REPEATABLE READ and SERIALIZABLE reads its candidates' states so, docs/storage.md
+-- A.18) against job_state, the SQL it stands for, on every job id drawn so far: the
+-- states seen, and each job whose two answers differ
+CREATE FUNCTION pg_temp.state_check(OUT state text, OUT jobs bigint, OUT mismatched bigint)
+RETURNS SETOF record LANGUAGE sql AS $$
+    SELECT coalesce(s.sql_state, 'none'), count(*),
+           count(*) FILTER (WHERE s.sql_state IS DISTINCT FROM s.c_state)
+      FROM (SELECT awa_internal.job_state(i) AS sql_state, awa_internal.job_state_now(i) AS c_state
+              FROM generate_series(1, (SELECT last_value FROM awa.job_id_seq)) i) s
+     GROUP BY 1 ORDER BY 1
+$$;
 
 -- one job through every state
 SELECT awa.enqueue('mail', 'send', '{"to": 1}', max_attempts => 2) AS j1 \gset
@@ -53,6 +65,7 @@ SELECT awa.heartbeat(:j1, pg_temp.lease(:j1), '{"pct": 60}');
 SELECT * FROM pg_temp.show(:j1);                                        -- newest progress
 SELECT awa.fail(:j1, pg_temp.lease(:j1), 'smtp down', '1 hour');
 SELECT * FROM pg_temp.show(:j1);                                        -- retryable
+SELECT * FROM pg_temp.state_check();                                    -- and scheduled
 UPDATE awa.deferred_jobs SET run_at = now() WHERE job_id = :j1;
 SELECT * FROM awa.promote_deferred('awa');
 SELECT * FROM pg_temp.show(:j1);                                        -- available, attempt 2
@@ -85,6 +98,7 @@ SELECT awa.fail(:j5, pg_temp.lease(:j5), 'at once', '0 s');
 SELECT job_id, state, attempt FROM awa.job(:j5);
 -- no such job: no row
 SELECT count(*) AS no_row FROM awa.job(1000000);
+SELECT * FROM pg_temp.state_check();
 
 -- the listing: newest first, filtered, limited
 SELECT job_id, queue, kind, state, attempt FROM awa.jobs();
@@ -127,6 +141,7 @@ SELECT awa.purge_failed('replay') AS purged, awa.purge_failed('replay') AS again
 SELECT count(*) AS failed_rows FROM awa.failed_jobs;
 -- purged from failed_jobs, the job is still failed while its done entry is in the ring
 SELECT job_id, state, attempt FROM awa.job(:y1);
+SELECT * FROM pg_temp.state_check();
 
 -- bad input: an error with a SQLSTATE (and a hint), nothing written
 SELECT sqlstate_of($$SELECT * FROM awa.job(NULL)$$);
@@ -223,3 +238,4 @@ SELECT count(*) AS a_no_row FROM awa.job(:ea);
 SELECT awa_internal.job_state(:ea) IS NULL AS a_no_state;
 SELECT job_id = :eb AS is_b, state FROM awa.job(:eb);
 SELECT available, completed FROM awa.queue_counts('early');
+SELECT * FROM pg_temp.state_check();

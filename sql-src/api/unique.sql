@@ -68,10 +68,19 @@ LANGUAGE sql STABLE
 AS $$ SELECT r.state FROM awa_internal.job_records(p_job_id) r
        ORDER BY r.attempt DESC, r.rank DESC LIMIT 1 $$;
 
+-- job_state as one fresh read (src/dataplane/jobstate.c): what the data plane holds
+-- now, read with direct index scans that take no predicate lock at SERIALIZABLE. A
+-- unique enqueue at REPEATABLE READ or SERIALIZABLE reads its candidates' states so
+-- (docs/storage.md A.18); this runs the same read by hand. The caller holds the ring
+-- families in ACCESS SHARE.
+CREATE OR REPLACE FUNCTION awa_internal.job_state_now(p_job_id bigint) RETURNS text
+LANGUAGE C VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'awa_job_state_now';
+
 -- Called by awa.enqueue with the id it drew for the new job: the id of the job that
 -- stands in its way (nothing written), or p_job_id once the new job's key is recorded.
--- Under the (queue, key) lock, each statement's snapshot (READ COMMITTED, which
--- awa.enqueue requires) sees every enqueue of the key that committed before the lock
+-- Under the (queue, key) lock, each statement's snapshot (READ COMMITTED; at REPEATABLE
+-- READ and SERIALIZABLE src/dataplane/unique.c runs these steps as fresh reads) sees every enqueue of the key that committed before the lock
 -- was granted, and the key's own enqueues in this transaction. The ring families are
 -- locked ACCESS SHARE (to commit) only when an earlier job of the key is a candidate,
 -- so that no prune's TRUNCATE falls between the lookup's snapshot and its reads.

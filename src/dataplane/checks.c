@@ -70,29 +70,6 @@ awa_require_read_committed(const char *fn)
 						 "inside REPEATABLE READ and SERIALIZABLE transactions.")));
 }
 
-/*
- * An enqueue runs at every isolation level (docs/storage.md A.18); a unique
- * one at READ COMMITTED and REPEATABLE READ: it reads the jobs of its key
- * and their records with a snapshot of now (SQL, under MVCC), which at
- * SERIALIZABLE would take predicate locks on the queue's shared tables, so
- * that unique enqueues of other keys could fail one another.
- */
-void
-awa_require_enqueue_isolation(bool unique)
-{
-	if (unique && XactIsoLevel == XACT_SERIALIZABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a unique enqueue needs READ COMMITTED or REPEATABLE READ, not "
-						"SERIALIZABLE"),
-				 errdetail("It reads the jobs of its key and their records; at SERIALIZABLE "
-						   "those reads would take predicate locks on the queue's shared "
-						   "tables, and unique enqueues of other keys could fail one another."),
-				 errhint("Enqueue unique jobs in a READ COMMITTED or REPEATABLE READ "
-						 "transaction; an enqueue without a unique key works at every "
-						 "isolation level.")));
-}
-
 /* awa.check_name(what, value): a text of 1 to 200 characters */
 void
 awa_check_name(const char *what, text *value)

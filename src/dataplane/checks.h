@@ -15,7 +15,6 @@
 
 extern const char *awa_isolation_name(void);
 extern void awa_require_read_committed(const char *fn);
-extern void awa_require_enqueue_isolation(bool unique);
 extern void awa_check_name(const char *what, text *value);
 extern void awa_check_payload(const char *what, int64 bytes);
 extern void awa_check_job_datums(const Datum *v, const bool *n);

@@ -520,7 +520,6 @@ awa_enqueue(PG_FUNCTION_ARGS)
 		v[i] = i < PG_NARGS() ? PG_GETARG_DATUM(i) : (Datum) 0;
 		n[i] = i < PG_NARGS() ? PG_ARGISNULL(i) : true;
 	}
-	awa_require_enqueue_isolation(!n[6] || !n[7] || !n[8]);
 	v[3] = awa_priority_arg(fcinfo, 3);
 	awa_check_job_datums(v, n);
 	awa_queue_require(PG_GETARG_TEXT_PP(0), AWA_QUEUE_ENQUEUE);

@@ -226,7 +226,7 @@ awa_tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id, int64 lane_se
 	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
 	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(lane_seq));
 	index_rescan(done->scan, keys, 2, NULL, 0);
-	while (index_getnext_slot(done->scan, ForwardScanDirection, done->slot))
+	while (awa_child_scan_next(done, ForwardScanDirection))
 	{
 		bool		isnull;
 		int32		lease = awa_get_int32(done->slot, a_lease, &isnull);

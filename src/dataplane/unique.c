@@ -6,9 +6,11 @@
  *	  sql-src/api/unique.sql) whether a job of the same queue and key stands
  *	  in its way, before it writes anything. What is decided, and under which
  *	  lock, lives in SQL; this file passes the arguments, NULLs included. At
- *	  REPEATABLE READ it runs the same steps through SPI with each read under
- *	  a snapshot of now, taken after the locks that protect it (§A.18), since
- *	  PL/pgSQL would read with the transaction's first.
+ *	  REPEATABLE READ and SERIALIZABLE it runs the same steps itself, each
+ *	  read a fresh read (src/rel/scan.h) taken after the locks that protect
+ *	  it (§A.18), since PL/pgSQL would read with the transaction's first
+ *	  snapshot and, at SERIALIZABLE, take predicate locks: the key's rows by
+ *	  a direct scan, the candidates' states by src/dataplane/jobstate.c.
  *
  * The internals are found in the schema src/rel/relcache.c resolves:
  * awa_internal when it is a member of the extension (0.10), else awa (0.9);
@@ -20,78 +22,159 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/snapmgr.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
 
+#include "src/dataplane/jobstate.h"
 #include "src/dataplane/unique.h"
 #include "src/rel/relcache.h"
+#include "src/rel/scan.h"
 
-/* the candidates' statement: the key's jobs within unique_for, newest first */
-#define CANDIDATES_SQL \
-	"SELECT coalesce(array_agg(k.job_id ORDER BY k.job_id DESC), '{}') " \
-	"FROM awa.unique_keys k WHERE k.queue = $1 AND k.unique_key = $2 " \
-	"AND ($3 IS NULL OR k.created_at > now() - $3)"
-/* the newest candidate ($5) in one of unique_states ($4); %s: the internals' schema */
-#define BLOCKER_SQL \
-	"SELECT c FROM unnest($5) c WHERE %s.job_state(c) = " \
-	"ANY (coalesce($4, %s.unique_states_default())) ORDER BY c DESC LIMIT 1"
 /* the checks and the key's lock; %s: the internals' schema */
 #define LOCK_SQL \
 	"SELECT %s.check_unique($2, $3, $4), %s.private_xact_lock(%s.unique_lock_key($1, $2))"
 /* the ring families held; %s: the internals' schema */
 #define HOLD_SQL "SELECT %s.hold_ring_families()"
 
-/*
- * Runs sql with the five arguments (queue, key, unique_for, unique_states,
- * candidates) under a snapshot of now (read-only), or, with fresh false, as
- * a statement of its own; returns its one value (NULL: *isnull).
- */
-static Datum
-run_fresh(const char *sql, Datum *args, const char *nulls, bool fresh, bool *isnull)
+static int
+by_id_desc(const void *a, const void *b)
 {
-	Oid			types[5] = {TEXTOID, TEXTOID, INTERVALOID, TEXTARRAYOID, INT8ARRAYOID};
-	SPIPlanPtr	plan = SPI_prepare(sql, 5, types);
-	Snapshot	snap = InvalidSnapshot;
-	int			rc;
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
 
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	if (fresh)
-	{
-		CommandCounterIncrement();
-		snap = RegisterSnapshot(GetLatestSnapshot());
-	}
-	rc = SPI_execute_snapshot(plan, args, nulls, snap, InvalidSnapshot, fresh, false, 1);
-	if (fresh)
-		UnregisterSnapshot(snap);
+	return x < y ? 1 : (x > y ? -1 : 0);
+}
+
+/* whether state is one of states (a text[]; NULL: unique_states_default()) */
+static bool
+state_in(const char *state, bool states_null, Datum states)
+{
+	Datum	   *elems;
+	bool	   *enulls;
+	int			n;
+	int			i;
+
+	if (state == NULL)
+		return false;
+	if (states_null)
+		states = OidFunctionCall0(awa_internal_function("unique_states_default", 0, NULL));
+	deconstruct_array(DatumGetArrayTypeP(states), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &enulls, &n);
+	for (i = 0; i < n; i++)
+		if (!enulls[i] && strcmp(TextDatumGetCString(elems[i]), state) == 0)
+			return true;
+	return false;
+}
+
+/* runs sql (no result kept) with the arguments (queue, key, unique_for, unique_states) */
+static void
+run_sql(const char *sql, Datum *args, const char *nulls)
+{
+	Oid			types[4] = {TEXTOID, TEXTOID, INTERVALOID, TEXTARRAYOID};
+	int			rc = SPI_execute_with_args(sql, 4, types, args, nulls, false, 1);
+
 	if (rc < 0)
 		elog(ERROR, "awa_bgw: \"%s\" failed: %s", sql, SPI_result_code_string(rc));
-	*isnull = true;
-	if (SPI_processed == 0 || SPI_tuptable == NULL)
-		return (Datum) 0;
-	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, isnull);
+}
+
+/* an equality key on the index's text column att, in the index's collation */
+static void
+text_key(ScanKey key, Relation index, AttrNumber att, Datum value)
+{
+	ScanKeyEntryInitialize(key, 0, att, BTEqualStrategyNumber, InvalidOid,
+						   index->rd_indcollation[att - 1], F_TEXTEQ, value);
 }
 
 /*
- * unique_job at REPEATABLE READ: the checks and the key's lock, the
- * candidates read fresh after the lock, the ring families held and the
- * candidates' states read fresh after them, then the new key recorded.
+ * The ids of the key's jobs enqueued within unique_for (every one when it is
+ * NULL), newest first, as a fresh read of awa.unique_keys; *n of them.
+ */
+static int64 *
+key_candidates(Datum queue, Datum key, bool for_null, Datum unique_for,
+			   const AwaFreshRead *fresh, int *n)
+{
+	static const char *const cols[] = {"queue", "unique_key"};
+	Relation	heap = awa_open_table(awa_namespace(), "unique_keys", -1);
+	TimestampTz since = 0;
+	ChildScan	cs;
+	ScanKeyData keys[2];
+	int64	   *ids = NULL;
+	int			cap = 0;
+
+	if (!for_null)
+		since = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+														TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
+														unique_for));
+	awa_child_scan_begin_fresh(&cs, heap, awa_open_index(heap, 2, cols), 2, fresh);
+	text_key(&keys[0], cs.index, 1, queue);
+	text_key(&keys[1], cs.index, 2, key);
+	index_rescan(cs.scan, keys, 2, NULL, 0);
+	*n = 0;
+	while (awa_child_scan_next(&cs, ForwardScanDirection))
+	{
+		bool		isnull;
+		Datum		at = slot_getattr(cs.slot, awa_column_number(heap, "created_at"), &isnull);
+
+		if (!for_null && (isnull || DatumGetTimestampTz(at) <= since))
+			continue;
+		if (*n == cap)
+		{
+			cap = cap == 0 ? 8 : cap * 2;
+			ids = ids == NULL ? palloc(cap * sizeof(int64)) : repalloc(ids, cap * sizeof(int64));
+		}
+		ids[(*n)++] = awa_get_int64(cs.slot, awa_column_number(heap, "job_id"), &isnull);
+	}
+	awa_child_scan_end(&cs);
+	qsort(ids, *n, sizeof(int64), by_id_desc);
+	return ids;
+}
+
+/*
+ * The newest of the key's candidates whose state is one of unique_states, as
+ * a fresh read taken after the ring families are held; 0 when none is.
+ */
+static int64
+blocking_job(const int64 *ids, int n, bool states_null, Datum states)
+{
+	AwaFreshRead fresh;
+	int64		found = 0;
+	int			i;
+
+	awa_fresh_read_begin(&fresh);
+	for (i = 0; i < n && found == 0; i++)
+		if (state_in(awa_job_state_fresh(awa_namespace(), ids[i], &fresh), states_null, states))
+			found = ids[i];
+	awa_fresh_read_end(&fresh);
+	return found;
+}
+
+/*
+ * unique_job at REPEATABLE READ and SERIALIZABLE: the checks and the key's
+ * lock; the key's candidates read fresh after the lock; the ring families
+ * held, and the candidates' states read fresh after them (jobstate.c); then
+ * the new key recorded. The reads are direct scans, so at SERIALIZABLE they
+ * take no predicate lock (docs/storage.md A.18); the INSERT is a plain one.
  */
 static int64
 unique_job_fresh(text *queue, const Datum *v, const bool *n, int64 job_id)
 {
-	Datum		args[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', 'n'};
-	Datum		candidates;
-	Datum		blocker;
-	bool		isnull;
-	int64		result = job_id;
+	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
 	const char *nsp = awa_internal_schema_quoted();
+	AwaFreshRead fresh;
+	int64	   *ids;
+	int			nids;
+	int64		result = job_id;
 	int			i;
 
 	args[0] = PointerGetDatum(queue);
@@ -100,34 +183,24 @@ unique_job_fresh(text *queue, const Datum *v, const bool *n, int64 job_id)
 		args[i + 1] = n[i] ? (Datum) 0 : v[i];
 		nulls[i + 1] = n[i] ? 'n' : ' ';
 	}
-	args[4] = (Datum) 0;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	(void) run_fresh(psprintf(LOCK_SQL, nsp, nsp, nsp), args, nulls, false, &isnull);
-	candidates = run_fresh(CANDIDATES_SQL, args, nulls, true, &isnull);
-	if (!isnull && ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(candidates)),
-								  ARR_DIMS(DatumGetArrayTypeP(candidates))) > 0)
+	run_sql(psprintf(LOCK_SQL, nsp, nsp, nsp), args, nulls);
+	CommandCounterIncrement();
+	awa_fresh_read_begin(&fresh);
+	ids = key_candidates(args[0], args[1], n[1], args[2], &fresh, &nids);
+	awa_fresh_read_end(&fresh);
+	if (nids > 0)
 	{
-		args[4] = candidates;
-		nulls[4] = ' ';
-		(void) run_fresh(psprintf(HOLD_SQL, nsp), args, nulls, false, &isnull);
-		blocker = run_fresh(psprintf(BLOCKER_SQL, nsp, nsp), args, nulls, true, &isnull);
-		if (!isnull)
-			result = DatumGetInt64(blocker);
+		run_sql(psprintf(HOLD_SQL, nsp), args, nulls);
+		CommandCounterIncrement();
+		result = blocking_job(ids, nids, n[2], args[3]);
+		if (result == 0)
+			result = job_id;
 	}
 	if (result == job_id)
-	{
-		Oid			key_types[3] = {TEXTOID, TEXTOID, INT8OID};
-		Datum		key[3];
-
-		key[0] = args[0];
-		key[1] = args[1];
-		key[2] = Int64GetDatum(job_id);
-		if (SPI_execute_with_args("INSERT INTO awa.unique_keys (queue, unique_key, job_id, "
-								  "created_at) VALUES ($1, $2, $3, now())",
-								  3, key_types, key, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "awa_bgw: the unique key was not recorded");
-	}
+		run_sql(psprintf("INSERT INTO awa.unique_keys (queue, unique_key, job_id, created_at) "
+						 "SELECT $1, $2, " INT64_FORMAT ", now()", job_id), args, nulls);
 	SPI_finish();
 	return result;
 }
@@ -147,7 +220,7 @@ awa_unique_job(text *queue, const Datum *v, const bool *n, int64 job_id)
 	Datum		result;
 	int			i;
 
-	if (XactIsoLevel == XACT_REPEATABLE_READ)
+	if (IsolationUsesXactSnapshot())
 		return unique_job_fresh(queue, v, n, job_id);
 	fmgr_info(awa_internal_function("unique_job", 5, argtypes), &flinfo);
 	InitFunctionCallInfoData(*fcinfo, &flinfo, 5, InvalidOid, NULL, NULL);

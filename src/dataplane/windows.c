@@ -199,11 +199,12 @@ current_window_hi(void)
 
 /*
  * The lane's position: claim children from the current slot backwards, each
- * read backwards on (lane_id, claim_seq), the first receipt with a window.
+ * read backwards on (lane_id, claim_seq), the first receipt with a window;
+ * under the active snapshot, or as the fresh read given (not NULL).
  */
 static void
 window_position(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32 nslots,
-				Position *p)
+				const AwaFreshRead *fresh, Position *p)
 {
 	int64		k;
 
@@ -217,10 +218,10 @@ window_position(Oid nsp, int32 lane_id, int32 claim_slot, int64 claim_gen, int32
 		ChildScan	cs;
 		ScanKeyData key;
 
-		awa_child_scan_begin(&cs, heap, awa_open_position_index(heap), 1);
+		awa_child_scan_begin_fresh(&cs, heap, awa_open_position_index(heap), 1, fresh);
 		ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(lane_id));
 		index_rescan(cs.scan, &key, 1, NULL, 0);
-		while (index_getnext_slot(cs.scan, BackwardScanDirection, cs.slot))
+		while (awa_child_scan_next(&cs, BackwardScanDirection))
 		{
 			bool		isnull;
 			Datum		hi = slot_getattr(cs.slot, a_hi, &isnull);
@@ -544,6 +545,35 @@ release_unused(List *opened, List *taken)
 }
 
 /*
+ * Whether the lane's entry (txid, lane_seq) is unclaimed, as
+ * awa.entry_unclaimed asks it, read as the fresh read given (the claim
+ * cursor and the lane's position): in no earlier window of the lane, and not
+ * at or before its position in the current one. AWA_UNCLAIMED_UNKNOWN when
+ * the claim ring has no cursor (the SQL's lane_window then has no row).
+ */
+AwaUnclaimed
+awa_entry_unclaimed_fresh(Oid nsp, int32 lane_id, uint64 txid, int64 lane_seq,
+						  const AwaFreshRead *fresh)
+{
+	int32		claim_slot;
+	int64		claim_gen;
+	Position	p;
+
+	if (!awa_ring_cursor_read_as(nsp, "claim", fresh, &claim_slot, &claim_gen))
+		return AWA_UNCLAIMED_UNKNOWN;
+	awa_check_slots(claim_slot, claim_gen, AWA_CLAIM_SLOTS);
+	window_position(nsp, lane_id, claim_slot, claim_gen, AWA_CLAIM_SLOTS, fresh, &p);
+	if (!p.found)
+		return AWA_UNCLAIMED_YES;
+	if (snap_visible(snap_of(p.lo), txid))
+		return AWA_UNCLAIMED_NO;
+	if (snap_visible(snap_of(p.hi), txid) &&
+		(txid < U64(p.txid) || (txid == U64(p.txid) && lane_seq <= p.lane_seq)))
+		return AWA_UNCLAIMED_NO;
+	return AWA_UNCLAIMED_YES;
+}
+
+/*
  * What a claim of the lane takes, up to limit, in order: the rest of the
  * position's window, then W(position's hi, S). *win_lo and *win_hi get the
  * window of the last entry taken.
@@ -559,7 +589,7 @@ lane_takes(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 cl
 
 	awa_check_slots(claim_slot, claim_gen, claim_slots);
 	awa_check_slots(0, 0, queue_slots);
-	window_position(nsp, lane_id, claim_slot, claim_gen, claim_slots, &p);
+	window_position(nsp, lane_id, claim_slot, claim_gen, claim_slots, NULL, &p);
 	memset(&w, 0, sizeof(w));
 	w.lane_id = lane_id;
 	w.want = limit;
@@ -717,7 +747,8 @@ awa_window_position(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	desc = BlessTupleDesc(desc);
-	window_position(awa_namespace(), PG_GETARG_INT32(0), claim_slot, claim_gen, nslots, &p);
+	window_position(awa_namespace(), PG_GETARG_INT32(0), claim_slot, claim_gen, nslots, NULL,
+					&p);
 	values[0] = p.lo;
 	values[1] = p.hi;
 	values[2] = FullTransactionIdGetDatum(p.txid);
