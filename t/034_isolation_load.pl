@@ -3,8 +3,10 @@
 # Enqueue at REPEATABLE READ and SERIALIZABLE under load (docs/storage.md A.18), with the
 # worker turning and pruning every ring every 200 ms: 4 serializable producers (each reads
 # and writes an application table of its own, then enqueues, in one transaction), 4
-# repeatable-read producers enqueueing batches (some roll back), each holding its snapshot
-# for up to 300 ms before the enqueue, so that the ring turns under many of them; 4
+# repeatable-read producers enqueueing batches (some roll back), 2 serializable producers
+# of unique jobs (keys shared between them, so that they also wait on each other's key),
+# each holding its snapshot for up to 300 ms before the enqueue, so that the ring turns
+# under many of them; 4
 # consumers that claim at READ COMMITTED and complete in a serializable transaction that
 # also records the job in a table of their own (what they leave is drained at READ
 # COMMITTED after the load). No producer transaction fails with a serialization error (pgbench
@@ -33,7 +35,8 @@ $node->create_extension_and_lead;
 load_bench();
 sql(join "\n", map {
 	"CREATE TABLE bench.app_ser_$_ (n int); CREATE TABLE bench.app_rr_$_ (n int);"
-	  . " CREATE TABLE bench.app_done_$_ (job_id bigint);" } 0 .. 3);
+	  . " CREATE TABLE bench.app_done_$_ (job_id bigint);"
+	  . " CREATE TABLE bench.app_uq_$_ (job_id bigint);" } 0 .. 3);
 sql('CREATE TABLE bench.app_shared (n int)');
 
 # the scripts: the first statement takes the transaction's snapshot
@@ -44,6 +47,17 @@ SELECT count(*) FROM bench.app_ser_:client_id;
 SELECT pg_sleep(:d / 1000.0);
 INSERT INTO bench.app_ser_:client_id VALUES (1);
 SELECT bench.produce(1);
+COMMIT;
+},
+	# a unique enqueue: its id (new, or the key's job still in the default states) is
+	# recorded in the client's own table, read by nobody during the load
+	ser_unique => q{\set d random(0, 300)
+\set k random(1, 10)
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT count(*) FROM bench.app_uq_:client_id;
+SELECT pg_sleep(:d / 1000.0);
+INSERT INTO bench.app_uq_:client_id
+SELECT awa.enqueue('bench', 'noop', '{"u": 1}', unique_key => 'k-' || :k);
 COMMIT;
 },
 	rr_batch => q{\set d random(0, 300)
@@ -103,21 +117,29 @@ my $gen0 = sql('SELECT max(generation) FROM awa.queue_ring_rotations');
 my $load = start_load(30,
 	ser => [ 4, '--max-tries=1', '-f', $file{ser} ],
 	rr => [ 4, '--max-tries=1', '-f', "$file{rr_batch}\@3", '-f', "$file{rr_rollback}\@1" ],
+	ser_unique => [ 2, '--max-tries=1', '-f', $file{ser_unique} ],
 	ser_consumers => [ 4, '--max-tries=1', '-f', $file{ser_consumer} ]);
 finish_load($load);
 note($load->{$_}{out}) for sort keys %$load;
 is(failed($load->{ser}{out}), 0, 'no serializable producer failed');
 is(failed($load->{rr}{out}), 0, 'no repeatable-read producer failed');
+is(failed($load->{ser_unique}{out}), 0, 'no serializable unique producer failed');
 is(failed($load->{ser_consumers}{out}), 0, 'no serializable completion failed');
 cmp_ok(sql('SELECT max(generation) FROM awa.queue_ring_rotations') - $gen0, '>', 20,
 	'the queue ring turned under the producers');
 
 ok(drain_bench(300), 'the queue drained');
+# the unique jobs join the jobs enqueued: each id once, however many enqueues returned it
+my $uq_all = join(' UNION ALL ', map { "SELECT job_id FROM bench.app_uq_$_" } 0 .. 1);
+my ($uq_calls, $uq_jobs) = split /\|/, sql("SELECT count(*), count(DISTINCT job_id) FROM ($uq_all) u");
+cmp_ok($uq_jobs, '>', 0, "the unique producers enqueued $uq_jobs jobs");
+cmp_ok($uq_jobs, '<', $uq_calls, "... in $uq_calls enqueues: a key's job in its states was returned again");
+sql("INSERT INTO bench.enqueued SELECT DISTINCT job_id FROM ($uq_all) u");
 my $enqueued = sql('SELECT count(*) FROM bench.enqueued');
 cmp_ok($enqueued, '>', 200, "the producers enqueued $enqueued jobs");
-my $app_rows = sql('SELECT ' . join(' + ', map { "(SELECT count(*) FROM bench.app_ser_$_) + 8 * (SELECT count(*) FROM bench.app_rr_$_)" } 0 .. 3));
+my $app_rows = sql('SELECT ' . join(' + ', map { "(SELECT count(*) FROM bench.app_ser_$_) + 8 * (SELECT count(*) FROM bench.app_rr_$_)" } 0 .. 3)) + $uq_jobs;
 is($enqueued, $app_rows,
-	'the jobs are exactly those of the committed transactions (one per serializable one, 8 per batch)');
+	'the jobs are exactly those of the committed transactions (one per serializable one, 8 per batch, one per unique job)');
 is(sql('SELECT count(*) FROM bench.enqueued e WHERE NOT EXISTS (SELECT 1 FROM bench.completed c WHERE c.job_id = e.job_id)'),
 	'0', 'every committed enqueue was completed');
 is(sql('SELECT count(*) - count(DISTINCT job_id) FROM bench.completed'),
