@@ -62,6 +62,8 @@
 #   most records (idle windows).
 #   The cost cell runs last and leaves the server without the library.
 # BENCH_AWA_VERSION=0.8 measures that extension version (default: the default version).
+# BENCH_CONF='awa_bgw.rotate_fill = 1024' adds settings (lines) to the server's
+# postgresql.conf.
 # Needs pgbench (postgresql-NN) and make install.
 set -euo pipefail
 
@@ -85,6 +87,7 @@ cluster_init "$work" "$port" postgres <<CONF
 shared_buffers = '256MB'
 max_connections = 150
 synchronous_commit = on
+${BENCH_CONF:-}
 CONF
 "${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w start >/dev/null
 trap '"${run_as[@]}" "$bin/pg_ctl" -D "$work/data" -m fast stop >/dev/null || true; rm -rf "$work"' EXIT

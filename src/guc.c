@@ -27,6 +27,8 @@ char	   *awa_bgw_role = NULL;
 bool		awa_bgw_enabled = true;
 int			awa_bgw_rotate_interval[AWA_RING_COUNT] = {1000, 1000, 1000};
 int			awa_bgw_pinned_rotate_interval = 10000;
+int			awa_bgw_rotate_fill = 0;
+int			awa_bgw_rotate_min_age = 1000;
 int			awa_bgw_prune_lock_timeout = 10;
 int			awa_bgw_fold_interval = 30000;
 int			awa_bgw_fold_batch_size = 10000;
@@ -104,6 +106,19 @@ awa_define_gucs(void)
 	define_ms("awa_bgw.pinned_rotate_interval",
 			  "Shortest cadence of each ring's rotate and prune while the MVCC horizon is pinned.",
 			  &awa_bgw_pinned_rotate_interval, 10000, 100, 3600000, false);
+	DefineCustomIntVariable("awa_bgw.rotate_fill",
+							"Fill, in blocks, at which a ring's current slot turns before its "
+							"rotate interval (0.10).",
+							"0 (the default): each ring turns every *_rotate_interval while "
+							"it holds rows. Above 0: a ring turns by need, checked every "
+							"second: when its current slot is *_rotate_interval old, or, once "
+							"it is awa_bgw.rotate_min_age old, when its tables hold this many "
+							"blocks or when it is empty and an older slot holds rows.",
+							&awa_bgw_rotate_fill, 0, 0, 1048576, PGC_SIGHUP, GUC_UNIT_BLOCKS,
+							NULL, NULL, NULL);
+	define_ms("awa_bgw.rotate_min_age",
+			  "Least age of a ring's current slot before it turns by fill or drain (0.10).",
+			  &awa_bgw_rotate_min_age, 1000, 0, 3600000, false);
 	define_ms("awa_bgw.prune_lock_timeout",
 			  "How long prune waits for its exclusive locks before it reports blocked.",
 			  &awa_bgw_prune_lock_timeout, 10, 1, 60000, true);

@@ -18,6 +18,8 @@ extern char *awa_bgw_role;
 extern bool awa_bgw_enabled;
 extern int	awa_bgw_rotate_interval[AWA_RING_COUNT];
 extern int	awa_bgw_pinned_rotate_interval;
+extern int	awa_bgw_rotate_fill;
+extern int	awa_bgw_rotate_min_age;
 extern int	awa_bgw_prune_lock_timeout;
 extern int	awa_bgw_fold_interval;
 extern int	awa_bgw_fold_batch_size;

@@ -344,6 +344,84 @@ BEGIN
 END
 $$;
 
+-- Rings that turn by need (0.10; docs/operations.md, "Rings that turn by need"): whether
+-- the ring is due to turn now, and why. 'idle' when no slot holds a row (rotate skips
+-- it); 'age' when its current slot is p_interval old or older; 'fill' when the main forks
+-- of the current slot's children hold p_fill blocks or more, or 'drain' when they hold no
+-- block (the rows are in older slots: an empty slot costs a rotation a ledger row and no
+-- TRUNCATE, and brings the oldest slot up for prune), the slot being p_floor old or older
+-- in both cases (awa_bgw.rotate_min_age: no ring turns by need more often than that);
+-- NULL when none holds. Reads the cursor, its ledger row and the children's
+-- sizes: no lock beyond ACCESS SHARE, no xid. p_fill NULL: by age alone.
+CREATE OR REPLACE FUNCTION awa_internal.ring_rotation_due(p_ring text, p_interval interval,
+                                                          p_fill bigint, p_floor interval)
+RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_slot int;
+    v_generation bigint;
+    v_at timestamptz;
+    v_age interval;
+    v_blocks bigint;
+BEGIN
+    IF p_interval IS NULL OR p_interval < interval '0' OR p_fill < 0 OR p_floor < interval '0' THEN
+        RAISE EXCEPTION 'invalid ring_rotation_due arguments (%, %, %)', p_interval, p_fill, p_floor
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'The interval and the floor are intervals of 0 or more, the fill a number of blocks of 0 or more.';
+    END IF;
+    IF coalesce(awa_internal.ring_is_idle(p_ring), false) THEN
+        RETURN 'idle';
+    END IF;
+    SELECT c.slot, c.generation INTO v_slot, v_generation FROM awa.ring_cursor(p_ring) c;
+    EXECUTE format('SELECT r.rotated_at FROM awa.%I r WHERE r.generation = $1',
+                   p_ring || '_ring_rotations')
+       INTO v_at USING v_generation;
+    v_age := clock_timestamp() - v_at;
+    IF v_at IS NULL OR v_age >= p_interval THEN
+        RETURN 'age';
+    END IF;
+    IF p_fill IS NULL THEN
+        RETURN NULL;
+    END IF;
+    SELECT sum(pg_relation_size(format('awa.%I', f || '_' || v_slot)::regclass))
+           / current_setting('block_size')::bigint
+      INTO v_blocks FROM unnest(awa_internal.ring_families(p_ring)) f;
+    IF v_blocks >= p_fill AND v_age >= coalesce(p_floor, interval '0') THEN
+        RETURN 'fill';
+    END IF;
+    IF v_blocks = 0 AND v_age >= coalesce(p_floor, interval '0') THEN
+        RETURN 'drain';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- The worker's rotation of a ring that turns by need: awa.rotate when
+-- awa_internal.ring_rotation_due says so, else outcome 'skipped_idle' (no row in the
+-- ring) or 'skipped_not_due'; due says why. With p_fill NULL, awa.rotate at once.
+CREATE OR REPLACE FUNCTION awa_internal.rotate_when_due(p_ring text, p_interval interval,
+    p_fill bigint, p_floor interval,
+    OUT ring text, OUT outcome text, OUT blocker text, OUT slot int, OUT generation bigint,
+    OUT due text)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    ring := p_ring;
+    IF p_fill IS NOT NULL THEN
+        due := awa_internal.ring_rotation_due(p_ring, p_interval, p_fill, p_floor);
+        IF due IS NULL OR due = 'idle' THEN
+            outcome := CASE WHEN due IS NULL THEN 'skipped_not_due' ELSE 'skipped_idle' END;
+            RETURN;
+        END IF;
+    END IF;
+    SELECT r.outcome, r.blocker, r.slot, r.generation INTO outcome, blocker, slot, generation
+      FROM awa.rotate('awa', p_ring) r;
+END
+$$;
+
 -- The lanes whose newest receipt in this claim slot is still needed as the lane's
 -- position: the queue ring still holds an entry of the lane at or below it. Read before
 -- prune's exclusive locks (it reads every ready child); entries only ever leave the

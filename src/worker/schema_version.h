@@ -43,6 +43,8 @@ typedef enum AwaSchemaFeature
 	AWA_FEATURE_INTERNAL_SCHEMA,	/* the internals in schema awa_internal (a
 									 * member of the extension), not awa:
 									 * awa_internal.runtime_heartbeat */
+	AWA_FEATURE_RINGS_BY_NEED,	/* awa_internal.rotate_when_due: a ring that
+								 * turns by need (awa_bgw.rotate_fill) */
 	AWA_NFEATURES
 } AwaSchemaFeature;
 

@@ -94,6 +94,8 @@ typedef enum StepNext
 #define STEP_GATED		0x04	/* outcome folded / stood_down: runs counted when folded */
 #define STEP_PIN_SLOWED	0x08	/* under a pinned horizon, at most once per
 								 * awa_bgw.pinned_rotate_interval */
+#define STEP_BY_NEED	0x20	/* a rotation: checked every second while the
+								 * rings turn by need (awa_bgw.rotate_fill) */
 #define STEP_IDLES		0x10	/* a group whose cadence stretches while the
 								 * database is idle (0.10, "When idle" below) */
 
@@ -156,6 +158,16 @@ static void idle_leave(TimestampTz now);
 /* $1 of rotate and prune: the ring's name */
 #define ROTATE_SQL "SELECT outcome, blocker FROM " AWA_FN("rotate") "(" AWA_SCHEMA_ARG ", $1)"
 /*
+ * where the version has AWA_FEATURE_RINGS_BY_NEED (0.10): $2 the ring's
+ * interval, $3 awa_bgw.rotate_fill (0: rotate at once, as ROTATE_SQL), $4
+ * awa_bgw.rotate_min_age
+ */
+#define ROTATE_WHEN_DUE_SQL \
+	"SELECT outcome, blocker FROM " AWA_INTERNAL_FN("rotate_when_due") \
+	"($1, $2, NULLIF($3, 0), $4)"
+/* how often a ring that turns by need is checked */
+#define BY_NEED_CHECK_MS	1000
+/*
  * where the version has AWA_FEATURE_PRUNE_HOLDERS (0.9+), a blocked prune also
  * names, in its transaction, who holds its locks
  */
@@ -167,9 +179,11 @@ static void idle_leave(TimestampTz now);
 	"SELECT outcome, reason, NULL::pg_catalog.int4[] AS holders " \
 	"FROM " AWA_FN("prune") "(" AWA_SCHEMA_ARG ", $1)"
 #define RING_STEPS(ring, name) \
-	{.label = "rotate of the " name " ring", .sql = ROTATE_SQL, \
+	{.label = "rotate of the " name " ring", .sql = ROTATE_WHEN_DUE_SQL, \
+	 .sql_needs = AWA_FEATURE_RINGS_BY_NEED, .sql_without = ROTATE_SQL, \
 	 .columns = {{"outcome", AWA_COL_TEXT}, {"blocker", AWA_COL_TEXT}}, \
-	 .interval_ms = &awa_bgw_rotate_interval[ring], .flags = STEP_PIN_SLOWED | STEP_IDLES, \
+	 .interval_ms = &awa_bgw_rotate_interval[ring], \
+	 .flags = STEP_PIN_SLOWED | STEP_IDLES | STEP_BY_NEED, \
 	 NO_COUNTERS, .handler = rotate, .arg = ring}, \
 	{.label = "prune of the " name " ring", .sql = PRUNE_SQL, \
 	 .sql_needs = AWA_FEATURE_PRUNE_HOLDERS, \
@@ -721,7 +735,22 @@ auto_flip(const WorkerStep *step, TimestampTz now)
 	return STEP_DONE;
 }
 
-/* A rotation of the ring arg: its outcome and blocker, in the stats and the status. */
+/* ms as an interval */
+static Interval *
+ms_interval(int ms)
+{
+	Interval   *iv = palloc0(sizeof(Interval));
+
+	iv->time = (int64) ms * 1000;
+	return iv;
+}
+
+/*
+ * A rotation of the ring arg: its outcome and blocker, in the stats and the
+ * status. With awa_bgw.rotate_fill above 0 (and a version that has it) the
+ * ring turns by need: rotate_when_due rotates it only when it is due
+ * (skipped_not_due otherwise: the ring holds rows, so the worker is not idle).
+ */
 static StepNext
 rotate(const WorkerStep *step, TimestampTz now)
 {
@@ -733,6 +762,10 @@ rotate(const WorkerStep *step, TimestampTz now)
 	int			idx;
 
 	awa_step_param(&params, TEXTOID, CStringGetTextDatum(awa_ring_name(ring)));
+	awa_step_param(&params, INTERVALOID,
+				   IntervalPGetDatum(ms_interval(awa_bgw_rotate_interval[ring])));
+	awa_step_param(&params, INT8OID, Int64GetDatum(awa_bgw_rotate_fill));
+	awa_step_param(&params, INTERVALOID, IntervalPGetDatum(ms_interval(awa_bgw_rotate_min_age)));
 	if (!run_entry(step, &params, &res) || !res.has_row)
 		return STEP_DONE;
 	blocker = awa_step_text(&res, "blocker");
@@ -789,6 +822,8 @@ step_interval(const WorkerStep *step)
 {
 	int			ms = step->interval_ms ? *step->interval_ms : step->every_ms;
 
+	if ((step->flags & STEP_BY_NEED) && awa_bgw_rotate_fill > 0)
+		ms = Min(ms, BY_NEED_CHECK_MS);
 	if ((step->flags & STEP_PIN_SLOWED) && sched.horizon_pinned)
 		ms = Max(ms, awa_bgw_pinned_rotate_interval);
 	return ms;
