@@ -29,6 +29,7 @@ awa_bgw.lease_rotate_interval = '200ms'
 awa_bgw.claim_rotate_interval = '200ms'
 awa_bgw.leader_retry_interval = '200ms'
 awa_bgw.runtime_heartbeat_interval = '200ms'
+awa_bgw.idle_interval = '1s'
 awa_bgw.job_heartbeat_timeout = '1h'
 });
 $node->start;

@@ -44,7 +44,9 @@ sub _self
 # AwaNode->create($name, $settings, %init): an initialised node (not started, init()
 # given %init; install_path among them goes to new()) with awa_bgw preloaded,
 # maintaining database postgres unless $settings (postgresql.conf lines, added after)
-# name awa_bgw.databases.
+# name awa_bgw.databases, and with the worker's idle cadence at 1 s unless they name
+# awa_bgw.idle_interval (the tests wait on conditions, and an idle worker's default
+# 60 s between looks would stretch every wait that follows a quiet spell).
 sub create
 {
 	my ($class, $name, $settings, %init) = @_;
@@ -56,6 +58,7 @@ sub create
 	$node->append_conf('postgresql.conf',
 		"shared_preload_libraries = 'awa_bgw'\n"
 		  . ($settings =~ /^awa_bgw\.databases\s*=/m ? '' : "awa_bgw.databases = 'postgres'\n")
+		  . ($settings =~ /^awa_bgw\.idle_interval\s*=/m ? '' : "awa_bgw.idle_interval = '1s'\n")
 		  . $settings);
 	$current = $node;
 	return $node;

@@ -856,7 +856,8 @@ group_due(const WorkerStep *head, TimestampTz now)
 
 	if (!sched.idle || !(head->flags & STEP_IDLES))
 		return after_ms(now, step_interval(head));
-	due = after_ms(now, awa_bgw_idle_interval);
+	/* idle stretches a cadence, never shortens one (a ring at an hour stays so) */
+	due = after_ms(now, Max(awa_bgw_idle_interval, step_interval(head)));
 	if (head->idle_wake == IDLE_WAKE_DEFERRED && sched.deferred_due != 0)
 		due = Min(due, sched.deferred_due);
 	else if (head->idle_wake == IDLE_WAKE_MINUTE)
