@@ -7,7 +7,8 @@
 # longest, which returns the job; of two waiting claimers and one job, one gets it and
 # the other keeps waiting; pg_cancel_backend ends a waiting claim and frees its slot;
 # a job the worker promotes wakes a claimer, also after the worker was restarted; a
-# server restart ends the waiting sessions and the claimers that come back are woken.
+# server restart ends the waiting sessions and the claimers that come back are woken; a
+# claimer that found a lane with work busy looks again until it is free.
 
 use strict;
 use warnings;
@@ -135,6 +136,21 @@ $id = sql(q{SELECT awa.enqueue('tw', 'after restart')});
 is(finish_waiter($g), "$id:after restart", 'a claimer waiting after the restart is woken');
 is(sql(q{SELECT available || '/' || running FROM awa.queue_counts('tw')}), '0/6',
 	'every job was handed out once (none available; six running)');
+
+# 8. A lane with work held by a session that is no claimer (as the worker's claim-ring
+#    prune holds one while it carries the lane's position forward): the waiting claim
+#    found it busy, so it looks again until the lane is free, since the holder's commit
+#    wakes no one; it takes the job (found on 18 under load: it slept its whole wait).
+my $bw = sql(q{SELECT awa.enqueue('tb', 'behind a busy lane')});
+my $lane = sql("SELECT lane_id FROM awa.ready_entries WHERE job_id = $bw");
+my $holder = $node->background_psql('postgres');
+$holder->query_safe('BEGIN');
+$holder->query_safe("SELECT awa_internal.private_xact_lock(awa_internal.claim_lock_key($lane))");
+my $h = start_waiter('waiter_h', 'tb');
+$holder->query_safe('COMMIT');
+$holder->quit;
+is(finish_waiter($h), "$bw:behind a busy lane",
+	'a claimer that found the lane with work busy takes the job once the lane is free');
 
 $node->stop;
 done_testing();

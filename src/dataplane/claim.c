@@ -282,6 +282,21 @@ insert_receipts(Claim *c, Relation child, List *taken, WindowEntry *last,
 	awa_row_inserter_end(&ri);
 }
 
+/*
+ * Whether the last claim of this backend took nothing while a lane that had
+ * work stayed busy past its short wait (held by another claimer, a cancel, or
+ * a claim-ring prune carrying the lane's position): a waiting claim looks
+ * again soon rather than sleeping until a commit wakes it, since what holds
+ * the lane may wake no one when it ends (src/dataplane/wait.c).
+ */
+static bool missed_busy_lane = false;
+
+bool
+awa_claim_missed_busy_lane(void)
+{
+	return missed_busy_lane;
+}
+
 /* The lane's claim lock, tried; a busy lane is waited for only as a hint says. */
 static bool
 lock_lane(Claim *c, int32 lane, int64 key)
@@ -299,7 +314,10 @@ lock_lane(Claim *c, int32 lane, int64 key)
 		awa_window_take(lane, 1, c->claim_slot, c->claim_gen, AWA_CLAIM_SLOTS,
 						AWA_QUEUE_SLOTS, NULL, &lo, &hi) == NIL)
 		return false;
-	return awa_private_lock_for(key, AWA_BUSY_LANE_MS);
+	if (awa_private_lock_for(key, AWA_BUSY_LANE_MS))
+		return true;
+	missed_busy_lane = true;
+	return false;
 }
 
 /*
@@ -411,6 +429,7 @@ awa_claim_now(PG_FUNCTION_ARGS)
 	check_claim(fcinfo);
 	awa_xid_space_adopt();
 	InitMaterializedSRF(fcinfo, 0);
+	missed_busy_lane = false;
 	memset(&c, 0, sizeof(c));
 	c.nsp = awa_namespace();
 	c.queue = PG_GETARG_TEXT_PP(0);

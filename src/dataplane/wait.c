@@ -670,12 +670,17 @@ look_for_work(FunctionCallInfo fcinfo, ReturnSetInfo *rsinfo)
 /*
  * Sleeps until woken or until the deadline, looking for work after each
  * wake-up and, while a look after a wake-up finds nothing, again after 1, 2,
- * 4 ... AWA_RETRY_MAX_MS ms. Returns whether it took jobs.
+ * 4 ... AWA_RETRY_MAX_MS ms. While the last look found a lane with work busy
+ * (awa_claim_missed_busy_lane; busy: the look before the sleep did), it looks
+ * again every AWA_RETRY_MAX_MS at most until that ends, woken or not: what
+ * holds the lane, such as a claim-ring prune carrying its position, may wake
+ * no one when it ends. Returns whether it took jobs.
  */
 static bool
-sleep_for_work(FunctionCallInfo fcinfo, ReturnSetInfo *rsinfo, TimestampTz deadline)
+sleep_for_work(FunctionCallInfo fcinfo, ReturnSetInfo *rsinfo, TimestampTz deadline,
+			   bool busy)
 {
-	int			retry_ms = 0;
+	int			retry_ms = busy ? 1 : 0;
 
 	for (;;)
 	{
@@ -695,11 +700,13 @@ sleep_for_work(FunctionCallInfo fcinfo, ReturnSetInfo *rsinfo, TimestampTz deadl
 		if (take_woken())
 			retry_ms = 1;
 		else if (retry_ms > 0 && (rc & WL_TIMEOUT))
-			retry_ms = retry_ms >= AWA_RETRY_MAX_MS ? 0 : retry_ms * 2;
+			retry_ms = retry_ms >= AWA_RETRY_MAX_MS ? (busy ? AWA_RETRY_MAX_MS : 0)
+				: retry_ms * 2;
 		else
 			continue;			/* the wait ended, or the latch was set for another reason */
 		if (look_for_work(fcinfo, rsinfo))
 			return true;
+		busy = awa_claim_missed_busy_lane();
 	}
 }
 
@@ -762,7 +769,7 @@ awa_claim(PG_FUNCTION_ARGS)
 		if (!got)
 		{
 			release_statement_snapshot(qd);
-			got = sleep_for_work(fcinfo, rsinfo, deadline);
+			got = sleep_for_work(fcinfo, rsinfo, deadline, awa_claim_missed_busy_lane());
 			restore_statement_snapshot(qd);
 		}
 	}
