@@ -30,6 +30,7 @@ int			awa_bgw_pinned_rotate_interval = 10000;
 int			awa_bgw_rotate_fill = 0;
 int			awa_bgw_rotate_min_age = 1000;
 int			awa_bgw_prune_lock_timeout = 10;
+int			awa_bgw_finished_job_window = 10000;
 int			awa_bgw_fold_interval = 30000;
 int			awa_bgw_fold_batch_size = 10000;
 int			awa_bgw_horizon_pin_min_age = 5000;
@@ -122,6 +123,13 @@ awa_define_gucs(void)
 	define_ms("awa_bgw.prune_lock_timeout",
 			  "How long prune waits for its exclusive locks before it reports blocked.",
 			  &awa_bgw_prune_lock_timeout, 10, 1, 60000, true);
+	DefineCustomIntVariable("awa_bgw.finished_job_window",
+							"Least time a finished job stays visible to awa.job and to "
+							"unique keys (0.10).",
+							"Prune leaves a slot holding a job's terminal record written "
+							"less than this long ago. 0: as long as the slot's turn lasts.",
+							&awa_bgw_finished_job_window, 10000, 0, 86400000, PGC_SUSET,
+							GUC_UNIT_MS, NULL, NULL, NULL);
 	define_ms("awa_bgw.fold_interval", "Cadence of the horizon-gated folds.",
 			  &awa_bgw_fold_interval, 30000, 100, 86400000, false);
 	DefineCustomIntVariable("awa_bgw.fold_batch_size",

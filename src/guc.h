@@ -21,6 +21,7 @@ extern int	awa_bgw_pinned_rotate_interval;
 extern int	awa_bgw_rotate_fill;
 extern int	awa_bgw_rotate_min_age;
 extern int	awa_bgw_prune_lock_timeout;
+extern int	awa_bgw_finished_job_window;
 extern int	awa_bgw_fold_interval;
 extern int	awa_bgw_fold_batch_size;
 extern int	awa_bgw_horizon_pin_min_age;

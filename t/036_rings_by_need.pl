@@ -11,7 +11,8 @@
 #    rotation ledgers: every two consecutive rotations at least that far apart);
 #  - with the intervals at 2 s (the bound on a slot's age), once every job is done the
 #    rings drain back to idle and the worker sleeps (maintenance_status.idle_since).
-# And every job enqueued is completed exactly once.
+# And every job enqueued is completed exactly once. Last, at the fixed 200 ms cadence,
+# the finished-job window: each finished job stays visible at least that long.
 
 use strict;
 use warnings;
@@ -104,6 +105,76 @@ for my $ring (qw(queue claim))
 	cmp_ok($n, '>', 0, "the $ring ring turned $n times");
 	cmp_ok($gap, '>=', $MIN_AGE_S,
 		"... none of them before its slot was awa_bgw.rotate_min_age old (shortest gap $gap s)");
+}
+# ---- the finished-job window (docs/storage.md A.19) -----------------------------------
+# The claim ring at a 200 ms cadence would prune a finished job's slot within about
+# 1.6 s; with awa_bgw.finished_job_window at 4 s, each job stays visible at least 4 s
+# after it finished, by the server's clock, read in the same statement as awa.job:
+# one completed at once, and one completed after its receipt's slot had been sealed for
+# six turns (next in line for prune, where a closure would go before 0.10).
+my $WINDOW_S = 4;
+$node->append_conf('postgresql.conf', qq{
+awa_bgw.rotate_fill = 0
+awa_bgw.queue_rotate_interval = '200ms'
+awa_bgw.lease_rotate_interval = '200ms'
+awa_bgw.claim_rotate_interval = '200ms'
+awa_bgw.finished_job_window = '${WINDOW_S}s'
+});
+$node->reload;
+wait_until('the settings are reloaded (the worker\'s window is 4 s or its default 10 s)',
+	"SELECT setting = '4000' FROM pg_settings WHERE name = 'awa_bgw.finished_job_window'");
+my %held;
+for my $kind (qw(quick slow))
+{
+	my $id = sql("SELECT awa.enqueue('window', '$kind', '{}')");
+	my ($job, $lease) = split /\|/, sql(q{SELECT job_id, run_lease FROM awa.claim('window')});
+	is($job, $id, "the $kind job is claimed");
+	$held{$kind} = [ $job, $lease ];
+}
+# one look at a finished job: whether its record is gone, and whether it went before
+# the window had passed since it finished (by the server's clock, in one statement)
+my %finished;
+my %early;
+sub look
+{
+	my ($kind) = @_;
+	my ($job, $at) = ($held{$kind}[0], $finished{$kind});
+	my ($n, $age) = split /\|/, sql(qq{
+		SELECT (SELECT count(*) FROM awa.job($job)),
+		       extract(epoch FROM clock_timestamp() - '$at'::timestamptz)});
+	$early{$kind} = $age if $n == 0 && $age < $WINDOW_S && !defined $early{$kind};
+	return $n == 0;
+}
+sub finish
+{
+	my ($kind) = @_;
+	my ($job, $lease) = @{ $held{$kind} };
+	is(sql("SELECT awa.complete($job, $lease)"), 't', "the $kind job is completed");
+	$finished{$kind} = sql("SELECT finished_at FROM awa.job($job)");
+	isnt($finished{$kind}, '', "the $kind job shows finished at once");
+}
+finish('quick');
+my $c_gen = generation('claim');
+my $w_deadline = time() + 180;
+my %gone;
+# the slow job's receipt slot sealed for six turns (next in line for prune), looking at
+# the quick job all along
+while (generation('claim') < $c_gen + 6 && time() < $w_deadline)
+{
+	$gone{quick} ||= look('quick');
+	sleep(0.1);
+}
+cmp_ok(generation('claim'), '>=', $c_gen + 6, 'the slow job\'s receipt slot sealed for six turns');
+finish('slow');
+while (!($gone{quick} && $gone{slow}) && time() < $w_deadline)
+{
+	$gone{$_} ||= look($_) for qw(quick slow);
+	sleep(0.1);
+}
+for my $kind (qw(quick slow))
+{
+	ok($gone{$kind}, "the $kind job's record is pruned in the end");
+	is($early{$kind}, undef, "... not before the window had passed since it finished");
 }
 is(status('errors'), '0', 'no maintenance step failed');
 

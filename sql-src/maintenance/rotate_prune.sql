@@ -156,6 +156,51 @@ BEGIN
 END
 $$;
 
+-- The finished-job window (0.10, docs/storage.md A.19): awa_bgw.finished_job_window,
+-- 10 s when the library is not loaded (as its default). A setting shown with a unit
+-- ('10s', '500ms', '1min') reads as an interval.
+CREATE OR REPLACE FUNCTION awa_internal.finished_job_window() RETURNS interval
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce(nullif(current_setting('awa_bgw.finished_job_window', true), '')::interval,
+                    interval '10 seconds')
+$$;
+
+-- Why a sealed slot must stay a while longer for what it shows of finished jobs (NULL:
+-- it need not): a terminal closure of the claim slot, or a done entry of the queue
+-- slot, written less than the finished-job window ago. A closure is written into its
+-- receipt's slot and a cancel's tombstone into its entry's, either of which may be
+-- sealed already, so the slot's own age bounds nothing; the rows' times do. Read again
+-- under prune's locks, where no such row is in flight.
+CREATE OR REPLACE FUNCTION awa_internal.ring_slot_window_reason(p_ring text, p_slot int) RETURNS text
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_window interval := awa_internal.finished_job_window();
+    v_since timestamptz := clock_timestamp() - v_window;
+    v_recent boolean;
+BEGIN
+    IF v_window <= interval '0' THEN
+        RETURN NULL;
+    END IF;
+    CASE p_ring
+        WHEN 'claim' THEN
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I WHERE state IS NOT NULL '
+                           'AND closed_at > $1)', 'lease_claim_closures_' || p_slot)
+               INTO v_recent USING v_since;
+        WHEN 'queue' THEN
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I WHERE finished_at > $1)',
+                           'done_entries_' || p_slot)
+               INTO v_recent USING v_since;
+        ELSE
+            RETURN NULL;
+    END CASE;
+    RETURN CASE WHEN v_recent THEN p_ring || '.finished_window' END;
+END
+$$;
+
 -- Carries what is still live in a sealed claim or lease slot into the ring's current
 -- slot, under the locks prune holds on the slot's children. Claim ring: every open
 -- receipt (under its attempt's try-lock; one that is its lane's position also under
@@ -495,7 +540,8 @@ BEGIN
             RETURN ARRAY['blocked', 'claim.receipts_changed'];
         END IF;
     END IF;
-    v_reason := awa_internal.ring_slot_live_reason(p_ring, p_slot);
+    v_reason := coalesce(awa_internal.ring_slot_live_reason(p_ring, p_slot),
+                         awa_internal.ring_slot_window_reason(p_ring, p_slot));
     IF v_reason IS NOT NULL THEN
         RETURN ARRAY['skipped_active', v_reason];
     END IF;
@@ -566,7 +612,8 @@ BEGIN
         outcome := 'blocked';
         RETURN;
     END IF;
-    reason := awa_internal.ring_slot_live_reason(p_ring, slot);
+    reason := coalesce(awa_internal.ring_slot_live_reason(p_ring, slot),
+                       awa_internal.ring_slot_window_reason(p_ring, slot));
     IF reason IS NOT NULL THEN
         outcome := 'skipped_active';
         RETURN;

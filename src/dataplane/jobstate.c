@@ -81,16 +81,6 @@ consider(JobTop *top, int32 attempt, int rank, const char *state)
 	top->state = state != NULL ? pstrdup(state) : NULL;
 }
 
-/* an equality key on the index's column att (int4 or int8) */
-static void
-int_key(ScanKey key, Relation index, AttrNumber att, int64 value)
-{
-	bool		int8_col = TupleDescAttr(RelationGetDescr(index), att - 1)->atttypid == INT8OID;
-
-	ScanKeyInit(key, att, BTEqualStrategyNumber, int8_col ? F_INT8EQ : F_INT4EQ,
-				int8_col ? Int64GetDatum(value) : Int32GetDatum((int32) value));
-}
-
 /* begins a scan of family's child (slot < 0: the table) by its index on cols */
 static void
 scan_by(ChildScan *cs, Oid nsp, const char *family, int slot, int ncols,
@@ -131,7 +121,7 @@ scan_job(ChildScan *cs, Oid nsp, const char *family, int slot, int64 job_id,
 	ScanKeyData key;
 
 	scan_by(cs, nsp, family, slot, 1, cols, fresh);
-	int_key(&key, cs->index, 1, job_id);
+	(void) awa_int_key(&key, cs->index, 1, job_id);	/* job_id is bigint */
 	index_rescan(cs->scan, &key, 1, NULL, 0);
 }
 
@@ -233,8 +223,11 @@ receipt_record(Oid nsp, int64 job_id, const ReceiptCopy *rc, const AwaFreshRead 
 	ScanKeyData keys[2];
 
 	scan_by(&cs, nsp, "lease_claim_closures", rc->child, 2, cols, fresh);
-	int_key(&keys[0], cs.index, 1, job_id);
-	int_key(&keys[1], cs.index, 2, rc->run_lease);
+	/* job_id is bigint; the lease was read from this child's own receipt */
+	if (!awa_int_key(&keys[0], cs.index, 1, job_id) ||
+		!awa_int_key(&keys[1], cs.index, 2, rc->run_lease))
+		elog(ERROR, "awa_bgw: run_lease " INT64_FORMAT " does not fit its column",
+			 rc->run_lease);
 	index_rescan(cs.scan, keys, 2, NULL, 0);
 	if (!awa_child_scan_next(&cs, ForwardScanDirection))
 		consider(top, rc->attempt, 3, "running");

@@ -237,29 +237,6 @@ awa_tombstoned(ChildScan *done, AttrNumber a_lease, int32 lane_id, int64 lane_se
 	return false;
 }
 
-/* the type of a column of rel */
-static Oid
-column_type(Relation rel, const char *name)
-{
-	return TupleDescAttr(RelationGetDescr(rel), awa_column_number(rel, name) - 1)->atttypid;
-}
-
-/*
- * The scan key run_lease = lease on a bigint (0.9) or int (before) column;
- * false when an int column cannot hold the lease (no attempt has it).
- */
-static bool
-lease_key(ScanKey key, bool int8_column, int64 lease)
-{
-	if (int8_column)
-		ScanKeyInit(key, 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(lease));
-	else if (lease >= PG_INT32_MIN && lease <= PG_INT32_MAX)
-		ScanKeyInit(key, 2, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum((int32) lease));
-	else
-		return false;
-	return true;
-}
-
 static int
 attempt_cmp(const void *a, const void *b)
 {
@@ -333,7 +310,6 @@ probe_claim_slot(Oid nsp, int s, Attempt *att, int n, ReturnSetInfo *rsinfo)
 	ChildScan	cs,
 				xs;
 	bool		closures_open = false;
-	bool		lease_int8 = column_type(heap, "run_lease") == INT8OID;
 	int			found = 0;
 	int			i;
 
@@ -346,7 +322,7 @@ probe_claim_slot(Oid nsp, int s, Attempt *att, int n, ReturnSetInfo *rsinfo)
 			continue;
 		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ,
 					Int64GetDatum(att[i].job_id));
-		if (!lease_key(&keys[1], lease_int8, att[i].run_lease))
+		if (!awa_int_key(&keys[1], cs.index, 2, att[i].run_lease))
 			continue;
 		index_rescan(cs.scan, keys, 2, NULL, 0);
 		if (!index_getnext_slot(cs.scan, ForwardScanDirection, cs.slot))

@@ -55,23 +55,35 @@ by_id_desc(const void *a, const void *b)
 	return x < y ? 1 : (x > y ? -1 : 0);
 }
 
-/* whether state is one of states (a text[]; NULL: unique_states_default()) */
-static bool
-state_in(const char *state, bool states_null, Datum states)
+/* the states of unique_states (a text[]; NULL: unique_states_default()), *n */
+static char **
+unique_state_names(bool states_null, Datum states, int *n)
 {
 	Datum	   *elems;
 	bool	   *enulls;
-	int			n;
+	char	  **names;
+	int			i;
+
+	if (states_null)
+		states = OidFunctionCall0(awa_internal_function("unique_states_default", 0, NULL));
+	deconstruct_array(DatumGetArrayTypeP(states), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &enulls, n);
+	names = palloc0(Max(*n, 1) * sizeof(char *));
+	for (i = 0; i < *n; i++)
+		names[i] = enulls[i] ? NULL : TextDatumGetCString(elems[i]);
+	return names;
+}
+
+/* whether state is one of the n names */
+static bool
+state_in(const char *state, char *const *names, int n)
+{
 	int			i;
 
 	if (state == NULL)
 		return false;
-	if (states_null)
-		states = OidFunctionCall0(awa_internal_function("unique_states_default", 0, NULL));
-	deconstruct_array(DatumGetArrayTypeP(states), TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, &enulls, &n);
 	for (i = 0; i < n; i++)
-		if (!enulls[i] && strcmp(TextDatumGetCString(elems[i]), state) == 0)
+		if (names[i] != NULL && strcmp(names[i], state) == 0)
 			return true;
 	return false;
 }
@@ -135,7 +147,8 @@ key_candidates(Datum queue, Datum key, bool for_null, Datum unique_for,
 		ids[(*n)++] = awa_get_int64(cs.slot, awa_column_number(heap, "job_id"), &isnull);
 	}
 	awa_child_scan_end(&cs);
-	qsort(ids, *n, sizeof(int64), by_id_desc);
+	if (*n > 1)
+		qsort(ids, *n, sizeof(int64), by_id_desc);
 	return ids;
 }
 
@@ -148,11 +161,13 @@ blocking_job(const int64 *ids, int n, bool states_null, Datum states)
 {
 	AwaFreshRead fresh;
 	int64		found = 0;
+	int			nnames;
+	char	  **names = unique_state_names(states_null, states, &nnames);
 	int			i;
 
 	awa_fresh_read_begin(&fresh);
 	for (i = 0; i < n && found == 0; i++)
-		if (state_in(awa_job_state_fresh(awa_namespace(), ids[i], &fresh), states_null, states))
+		if (state_in(awa_job_state_fresh(awa_namespace(), ids[i], &fresh), names, nnames))
 			found = ids[i];
 	awa_fresh_read_end(&fresh);
 	return found;

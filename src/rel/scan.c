@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * scan.c
- *	  Reading one relation of the hot paths: a column's number by name, one
- *	  index scan on one ring child (ChildScan), and the integers of the rows
- *	  it returns.
+ *	  Reading one relation of the hot paths: a column's number by name, the
+ *	  equality key on an integer column of either width, one index scan on one
+ *	  ring child (ChildScan), and the integers of the rows it returns.
  *
  * The scans are direct (index_beginscan under the active snapshot, no SPI,
  * no planning); the caller opens the heap and its index (src/rel/relcache.c)
@@ -19,16 +19,35 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
 #include "executor/tuptable.h"
+#include "utils/fmgroids.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/snapshot.h"
 
 #include "src/compat.h"
 #include "src/rel/scan.h"
+
+/*
+ * The equality key on index's column att (int4 or int8) for value; false when
+ * an int4 column cannot hold it (no row has it), the key then unset.
+ */
+bool
+awa_int_key(ScanKey key, Relation index, AttrNumber att, int64 value)
+{
+	if (TupleDescAttr(RelationGetDescr(index), att - 1)->atttypid == INT8OID)
+		ScanKeyInit(key, att, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(value));
+	else if (value >= PG_INT32_MIN && value <= PG_INT32_MAX)
+		ScanKeyInit(key, att, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum((int32) value));
+	else
+		return false;
+	return true;
+}
 
 /* The number of rel's column name (not dropped); an error when there is none. */
 AttrNumber
