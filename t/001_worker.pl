@@ -32,11 +32,13 @@ awa_bgw.runtime_heartbeat_interval = '200ms'
 awa_bgw.idle_interval = '1s'
 awa_bgw.job_heartbeat_timeout = '1h'
 awa_bgw.finished_job_window = 0
+awa_bgw.rotate_fill = 0
 });
 $node->start;
 # (finished_job_window 0: claim prune skips a slot for no reason but live work here, so
 # that the carry-forward checks below can say it never does; the window's own skips are
-# t/036's and sql/21_finished_window's)
+# t/036's and sql/21_finished_window's. rotate_fill 0: the rings turn at the fixed
+# cadence, whose ticks section 8 counts; the rings turning by need are t/036's.)
 
 #---------------------------------------------------------------------------
 # helpers (sql, status and wait_until come from t/AwaNode.pm)

@@ -1,10 +1,10 @@
 
 # Copyright: the awa_bgw authors.
 #
-# awa.wake(): with every cadence at an hour, a job enqueued leaves the queue ring
-# unturned; awa.wake() makes the worker of the database run its steps at once, so the
-# ring rotates within the poll's deadline (far less than the hour). It returns false
-# in a database no worker maintains, and PUBLIC may not call it.
+# awa.wake(): with every cadence at an hour (the fixed cadence), a job enqueued leaves
+# the queue ring unturned; awa.wake() makes the worker of the database run its steps at
+# once, so the ring rotates within the poll's deadline (far less than the hour). It
+# returns false in a database no worker maintains, and PUBLIC may not call it.
 
 use strict;
 use warnings;
@@ -21,7 +21,11 @@ awa_bgw.lease_rotate_interval = '1h'
 awa_bgw.claim_rotate_interval = '1h'
 awa_bgw.promote_interval = '1h'
 awa_bgw.leader_retry_interval = '200ms'
+awa_bgw.rotate_fill = 0
 });
+# (rotate_fill 0: the rings at the fixed cadence, where a wake's ring step rotates a
+# ring that holds rows whatever its interval; turning by need, it rotates only a ring
+# that is due, docs/operations.md)
 $node->start;
 
 my $queue_ticks = q{(SELECT sum(value::bigint) FROM jsonb_each_text(rotations->'queue')
