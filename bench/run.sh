@@ -64,6 +64,10 @@
 # BENCH_AWA_VERSION=0.8 measures that extension version (default: the default version).
 # BENCH_CONF='awa_bgw.rotate_fill = 1024' adds settings (lines) to the server's
 # postgresql.conf.
+# BENCH_PROTOCOL=prepared runs the clients of the main, e2e, wal and open-transaction
+# cells with pgbench -M prepared (each statement parsed and planned once per
+# connection, as drivers that prepare do) instead of the simple protocol (the
+# default), for both systems alike.
 # Needs pgbench (postgresql-NN) and make install.
 set -euo pipefail
 
@@ -98,7 +102,7 @@ psql=("${run_as[@]}" env PGOPTIONS="-c client_min_messages=warning" "$bin/psql" 
 
 pgb() {   # pgbench for $secs seconds with the given script files; prints tps
           # (PGB_CLIENTS overrides $clients)
-    "${run_as[@]}" "$bin/pgbench" -n -c "${PGB_CLIENTS:-$clients}" -j 2 -T "$secs" -h "$work" -p "$port" \
+    "${run_as[@]}" "$bin/pgbench" -n -M "${BENCH_PROTOCOL:-simple}" -c "${PGB_CLIENTS:-$clients}" -j 2 -T "$secs" -h "$work" -p "$port" \
         -U postgres "$@" postgres 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
 reset_queues() {   # a fresh install of both queues (the worker rides through it; the
