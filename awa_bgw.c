@@ -19,6 +19,7 @@
 #include "storage/ipc.h"
 
 #include "src/dataplane/lanemarks.h"
+#include "src/dataplane/limits.h"
 #include "src/dataplane/registry.h"
 #include "src/dataplane/wait.h"
 #include "src/guc.h"
@@ -43,6 +44,7 @@ shmem_request(void)
 	awa_registry_shmem_request();
 	awa_wait_shmem_request();
 	awa_lane_marks_shmem_request();
+	awa_limits_shmem_request();
 }
 
 static void
@@ -55,6 +57,7 @@ shmem_startup(void)
 	awa_registry_shmem_startup();
 	awa_wait_shmem_startup();
 	awa_lane_marks_shmem_startup();
+	awa_limits_shmem_startup();
 }
 
 void
@@ -77,5 +80,6 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = shmem_startup;
 
+	awa_limits_init();
 	awa_register_launcher();
 }

@@ -2,7 +2,7 @@
 -- lints over the bodies of schemas awa and awa_internal (docs/proposals/internal_schema.md:
 -- the internals move to awa_internal, which nobody but the extension's owner may use).
 -- A function added to or removed from awa changes the list below, and says so in review.
--- Schema awa holds the API (52 functions) and nothing else: the library finds the
+-- Schema awa holds the API (54 functions) and nothing else: the library finds the
 -- internals it calls in awa_internal (src/rel/relcache.c, awa_internal_namespace).
 -- Runs on its own.
 \i sql/fresh.inc

@@ -47,6 +47,7 @@ int			awa_bgw_failed_retention = 7 * 24 * 3600;
 int			awa_bgw_step_timeout = 60000;
 int			awa_bgw_max_payload_size = 1024;
 int			awa_bgw_max_queues = 10000;
+int			awa_bgw_max_limited_queues = 1024;
 
 /* awa_bgw.databases must be a list of identifiers: "a,,b" is refused. */
 static bool
@@ -184,6 +185,13 @@ awa_define_gucs(void)
 							"SQLSTATE 54000. Only a superuser may change it.",
 							&awa_bgw_max_queues, 10000, 1, 1000000,
 							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("awa_bgw.max_limited_queues",
+							"Most queues with a running limit at once, in every database of "
+							"the cluster (shared memory, src/dataplane/limits.c).",
+							"awa.set_queue_limits on one more queue is refused with "
+							"SQLSTATE 53400. Set at server start.",
+							&awa_bgw_max_limited_queues, 1024, 1, 1000000,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("awa_bgw");
 }

@@ -38,6 +38,7 @@ extern int	awa_bgw_failed_retention;
 extern int	awa_bgw_step_timeout;
 extern int	awa_bgw_max_payload_size;
 extern int	awa_bgw_max_queues;
+extern int	awa_bgw_max_limited_queues;
 
 extern void awa_define_gucs(void);
 

@@ -197,11 +197,15 @@ SELECT p.queue, p.grantee::regrole AS grantee,
        p.granted_by::regrole AS granted_by, p.granted_at
   FROM awa.queue_privileges p;
 
--- Every queue known (registered lanes, a grant or a pause) and its policy.
+-- Every queue known (registered lanes, a grant, a pause or a running limit) and its
+-- policy; max_running NULL: no limit (api/queue_limits.sql).
 CREATE OR REPLACE VIEW awa.queue_settings AS
 SELECT q.queue, s.queue IS NOT NULL AS paused, s.paused_at, s.paused_by::regrole AS paused_by,
-       EXISTS (SELECT 1 FROM awa.queue_privileges p WHERE p.queue = q.queue) AS restricted
+       EXISTS (SELECT 1 FROM awa.queue_privileges p WHERE p.queue = q.queue) AS restricted,
+       m.max_running
   FROM (SELECT l.queue FROM awa.queue_lanes l
         UNION SELECT p.queue FROM awa.queue_pauses p
-        UNION SELECT g.queue FROM awa.queue_privileges g) q
-  LEFT JOIN awa.queue_pauses s ON s.queue = q.queue;
+        UNION SELECT g.queue FROM awa.queue_privileges g
+        UNION SELECT m.queue FROM awa_internal.queue_limits m) q
+  LEFT JOIN awa.queue_pauses s ON s.queue = q.queue
+  LEFT JOIN awa_internal.queue_limits m ON m.queue = q.queue;

@@ -6,7 +6,8 @@
 --                 fail_and_claim, heartbeat, job;
 --   awa_monitor   what pg_monitor reads in schema awa (grants/monitor.sql and
 --                 api/schedules.sql): the status views and the helpers they call;
---   awa_admin     the operators' functions: the per-queue grants and pauses, cancel,
+--   awa_admin     the operators' functions: the per-queue grants, pauses and running
+--                 limits, cancel,
 --                 queue_counts, the job listing and replay, periodic jobs, stats_reset,
 --                 wake, claim_waiters, and the views queue_grants, queue_settings,
 --                 terminal_jobs and schedules.
@@ -92,7 +93,9 @@ BEGIN
                 (44, 'awa_admin', 'purge_failed'),
                 (45, 'awa_admin', 'schedule'), (46, 'awa_admin', 'unschedule'),
                 (47, 'awa_admin', 'stats_reset'), (48, 'awa_admin', 'wake'),
-                (49, 'awa_admin', 'claim_waiters')) v(ord, grantee, fname)
+                (49, 'awa_admin', 'claim_waiters'),
+                (50, 'awa_admin', 'set_queue_limits'),
+                (51, 'awa_admin', 'clear_queue_limits')) v(ord, grantee, fname)
           LEFT JOIN pg_catalog.pg_proc p
             ON p.proname = v.fname
            AND p.pronamespace IN ('awa'::regnamespace, 'awa_internal'::regnamespace)

@@ -4,7 +4,8 @@
 -- is the outcome, counted where it lies and folded into the rollups by the claim prune
 -- that truncates it. src/dataplane/complete.c writes the same row for the C paths. The one place
 -- in SQL that writes closures (fail_attempt for rescue, cancel, cancel_queue). The
--- caller holds the attempts' locks.
+-- caller holds the attempts' locks. Each close of an attempt of a queue with a running
+-- limit is counted (awa_internal.note_closed, src/dataplane/limits.c).
 CREATE OR REPLACE FUNCTION awa_internal.close_attempts(p_receipts awa.lease_claims[], p_outcome text,
                                               p_state text, p_error text)
 RETURNS void
@@ -14,5 +15,9 @@ AS $$
                                           outcome, state, error)
     SELECT c.claim_slot, c.claim_generation, c.job_id, c.run_lease, p_outcome, p_state,
            p_error
+      FROM unnest(p_receipts) c;
+    -- a queue with a running limit gets the room back when this commits
+    SELECT awa_internal.note_closed(c.queue, count(*)::int)
       FROM unnest(p_receipts) c
+     GROUP BY c.queue;
 $$;

@@ -20,7 +20,10 @@
  *	  order with claim_seq from awa.claim_seq, the window on the receipt that
  *	  ends the read; a lane that gave nothing is unlocked and marked empty,
  *	  one that gave jobs is noted for the end of the transaction
- *	  (src/dataplane/wait.c).
+ *	  (src/dataplane/wait.c);
+ *	- a queue with a running limit: the claim asks the lanes for at most the
+ *	  room its shared count leaves, reserved first and the unused part given
+ *	  back after (src/dataplane/limits.c).
  *
  * src/dataplane/claim.c
  *
@@ -54,6 +57,7 @@
 #include "src/dataplane/activity.h"
 #include "src/dataplane/checks.h"
 #include "src/dataplane/lanemarks.h"
+#include "src/dataplane/limits.h"
 #include "src/dataplane/privlock.h"
 #include "src/dataplane/probes.h"
 #include "src/dataplane/queuepolicy.h"
@@ -424,6 +428,9 @@ awa_claim_now(PG_FUNCTION_ARGS)
 	int			first;
 	int			end;
 	MemoryContext lane_cxt;
+	int32		max_running;
+	int			reserved = 0;
+	uint64		epoch = 0;
 
 	awa_require_read_committed("awa.claim");
 	check_claim(fcinfo);
@@ -437,8 +444,16 @@ awa_claim_now(PG_FUNCTION_ARGS)
 	c.deadline = PG_ARGISNULL(2) ? NULL : PG_GETARG_INTERVAL_P(2);
 	c.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	/* a paused queue gives nothing (a waiting claim goes on waiting) */
-	if (awa_queue_paused(c.queue))
+	if (awa_queue_claim_policy(c.queue, &max_running))
 		return (Datum) 0;
+	/* a limited queue: at most its room (none: nothing, and a waiting claim waits) */
+	if (max_running > 0)
+	{
+		reserved = awa_limit_reserve(c.queue, max_running, c.max_batch, &epoch);
+		if (reserved == 0)
+			return (Datum) 0;
+		c.max_batch = c.left = reserved;
+	}
 	lanes = queue_lanes(c.nsp, c.queue);
 	lane_cxt = AllocSetContextCreate(CurrentMemoryContext, "awa claim lane",
 									 ALLOCSET_DEFAULT_SIZES);
@@ -452,5 +467,7 @@ awa_claim_now(PG_FUNCTION_ARGS)
 		claim_priority(&c, lanes, first, end, lane_cxt);
 	}
 	MemoryContextDelete(lane_cxt);
+	if (max_running > 0)
+		awa_limit_settle(c.queue, epoch, reserved, reserved - c.left);
 	return (Datum) 0;
 }

@@ -41,9 +41,11 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "src/compat.h"
 #include "src/dataplane/activity.h"
 #include "src/dataplane/checks.h"
 #include "src/dataplane/complete.h"
+#include "src/dataplane/limits.h"
 #include "src/dataplane/privlock.h"
 #include "src/dataplane/probes.h"
 #include "src/dataplane/queuepolicy.h"
@@ -301,11 +303,38 @@ static const char *const closure_cols[] = {
 };
 
 /*
+ * The closes counted against their queues' running limits (src/dataplane/limits.c),
+ * one call per run of receipts of the same queue.
+ */
+static void
+note_closed(AwaReceipt *rs, int n)
+{
+	int			i;
+	int			run = 0;
+
+	for (i = 0; i < n; i++)
+	{
+		text	   *q = DatumGetTextPP(awa_receipt_col(&rs[i], "queue"));
+		text	   *next = NULL;
+
+		if (i + 1 < n)
+			next = DatumGetTextPP(awa_receipt_col(&rs[i + 1], "queue"));
+		run++;
+		if (next != NULL && VARSIZE_ANY_EXHDR(q) == VARSIZE_ANY_EXHDR(next) &&
+			memcmp(VARDATA_ANY(q), VARDATA_ANY(next), VARSIZE_ANY_EXHDR(q)) == 0)
+			continue;
+		awa_limit_note_closed(q, run);
+		run = 0;
+	}
+}
+
+/*
  * close_attempts(receipts, outcome, state, error): the closure of each receipt
  * in its claim slot's child, carrying the outcome, the job's terminal state
  * (NULL: the job goes on) and the error (0: NULL). One row per attempt: the
  * closure is the outcome (docs/storage.md §A.15), no done entry is written.
- * Each child's rows go through one inserter.
+ * Each child's rows go through one inserter. A close of an attempt of a
+ * queue with a running limit frees its room when the transaction commits.
  */
 void
 awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome, const char *state,
@@ -346,6 +375,7 @@ awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome, const ch
 	for (i = 0; i < AWA_CLAIM_SLOTS; i++)
 		if (open[i])
 			named_end(&ins[i]);
+	note_closed(rs, n);
 }
 
 /* awa_close_attempts for one receipt */

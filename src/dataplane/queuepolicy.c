@@ -1,21 +1,23 @@
 /*-------------------------------------------------------------------------
  *
  * queuepolicy.c
- *	  Per-queue grants and pauses on the hot paths (docs/operations.md, "Roles
- *	  and the trust model"): a backend's cache of each queue's policy, read
- *	  from awa.queue_privileges and awa.queue_pauses, and the checks the API
- *	  makes with it.
+ *	  Per-queue grants, pauses and running limits on the hot paths
+ *	  (docs/operations.md, "Roles and the trust model"; docs/usage.md,
+ *	  "Running limits"): a backend's cache of each queue's policy, read from
+ *	  awa.queue_privileges, awa.queue_pauses and awa_internal.queue_limits,
+ *	  and the checks the API makes with it.
  *
- * A queue's entry holds its grants (role, privilege bits) and whether it is
- * paused. A queue with no grants is open to every role that may call the
- * API; one with grants only to superusers, roles with the privileges of the
+ * A queue's entry holds its grants (role, privilege bits), whether it is
+ * paused, and its max_running (0: none; the counts are src/dataplane/limits.c's).
+ * A queue with no grants is open to every role that may call the API; one
+ * with grants only to superusers, roles with the privileges of the
  * extension's owner, and roles with the privileges of a grantee
  * (has_privs_of_role: direct grants and inherited membership). The role
  * checked is the session's current role (GetOuterUserId: the login role or
  * the one SET ROLE chose), not the owner of the SECURITY DEFINER function
  * that runs the check.
  *
- * Every change to either table fires awa.queue_policy_changed, a statement
+ * Every change to any of the tables fires awa.queue_policy_changed, a statement
  * trigger that sends a relcache invalidation of the table at commit; the
  * relcache callback of src/rel/relcache.c passes it to this file, which
  * listens (awa_relcache_listen), and the next lookup drops every entry. Each
@@ -71,6 +73,7 @@ typedef struct QueuePolicy
 {
 	char		queue[QP_KEY_LEN];
 	bool		paused;
+	int32		max_running;	/* 0: no running limit */
 	Oid			owner;			/* the extension's owner (of the grants table) */
 	int			ngrants;		/* 0: open to every role that may call the API */
 	QueueGrant *grants;			/* in policy_cxt */
@@ -81,6 +84,7 @@ static MemoryContext policy_cxt = NULL;
 static bool policies_stale = false;
 static Oid	grants_relid = InvalidOid;
 static Oid	pauses_relid = InvalidOid;
+static Oid	limits_relid = InvalidOid;
 
 /*
  * From src/rel/relcache.c's callback (awa_relcache_listen): a change to a
@@ -90,7 +94,8 @@ static Oid	pauses_relid = InvalidOid;
 static void
 queue_policy_invalidate(Oid relid)
 {
-	if (!OidIsValid(relid) || relid == grants_relid || relid == pauses_relid)
+	if (!OidIsValid(relid) || relid == grants_relid || relid == pauses_relid ||
+		relid == limits_relid)
 		policies_stale = true;
 }
 
@@ -134,9 +139,10 @@ policy_cache(void)
  * table does not exist (an older schema: no policy).
  */
 static List *
-policy_rows(const char *table, const char *queue, TupleDesc *desc, Oid *owner, Oid *relid)
+policy_rows(Oid nsp, const char *table, const char *queue, TupleDesc *desc, Oid *owner,
+			Oid *relid)
 {
-	Oid			oid = awa_relid(awa_namespace(), table);
+	Oid			oid = awa_relid(nsp, table);
 	Relation	rel;
 	AwaFreshRead fresh;
 	TableScanDesc scan;
@@ -172,7 +178,8 @@ read_paused(const char *queue)
 	TupleDesc	desc;
 	Oid			owner;
 
-	return policy_rows("queue_pauses", queue, &desc, &owner, &pauses_relid) != NIL;
+	return policy_rows(awa_namespace(), "queue_pauses", queue, &desc, &owner,
+					   &pauses_relid) != NIL;
 }
 
 /* the queue's grants, read (into grants, in the current context) */
@@ -180,7 +187,8 @@ static int
 read_grants(const char *queue, QueueGrant **grants, Oid *owner)
 {
 	TupleDesc	desc = NULL;
-	List	   *rows = policy_rows("queue_privileges", queue, &desc, owner, &grants_relid);
+	List	   *rows = policy_rows(awa_namespace(), "queue_privileges", queue, &desc, owner,
+								   &grants_relid);
 	ListCell   *lc;
 	int			n = 0;
 
@@ -209,6 +217,42 @@ read_grants(const char *queue, QueueGrant **grants, Oid *owner)
 	return n;
 }
 
+/* the number of the named column in desc (an error when there is none) */
+static int
+desc_column(TupleDesc desc, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+		if (strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
+			return i + 1;
+	elog(ERROR, "awa_bgw: a queue policy table has no column %s", name);
+	return 0;					/* keep compiler quiet */
+}
+
+/*
+ * The queue's max_running, read (0: none, or an older schema without the
+ * table awa_internal.queue_limits)
+ */
+static int32
+read_max_running(const char *queue)
+{
+	TupleDesc	desc = NULL;
+	Oid			owner;
+	List	   *rows;
+	bool		isnull;
+	Datum		d;
+
+	if (awa_internal_namespace() == awa_namespace())
+		return 0;
+	rows = policy_rows(awa_internal_namespace(), "queue_limits", queue, &desc, &owner,
+					   &limits_relid);
+	if (rows == NIL)
+		return 0;
+	d = heap_getattr(linitial(rows), desc_column(desc, "max_running"), desc, &isnull);
+	return isnull ? 0 : DatumGetInt32(d);
+}
+
 /* The queue's policy: cached, or read and cached. */
 static QueuePolicy *
 queue_policy(text *queue)
@@ -218,6 +262,7 @@ queue_policy(text *queue)
 	QueueGrant *grants;
 	Oid			owner = InvalidOid;
 	bool		paused;
+	int32		max_running;
 	int			n;
 	bool		found;
 
@@ -231,11 +276,13 @@ queue_policy(text *queue)
 		return e;
 	n = read_grants(key, &grants, &owner);
 	paused = read_paused(key);
+	max_running = read_max_running(key);
 	/* what the reads' locks invalidated predates what they read */
 	if (policies_stale)
 		forget_policies();
 	e = hash_search(policy_cache(), key, HASH_ENTER, &found);
 	e->paused = paused;
+	e->max_running = max_running;
 	e->owner = owner;
 	e->ngrants = n;
 	e->grants = MemoryContextAlloc(policy_cxt, Max(n, 1) * sizeof(QueueGrant));
@@ -306,6 +353,41 @@ awa_queue_paused(text *queue)
 	return p->paused && read_paused(p->queue);
 }
 
+/*
+ * The claim's view of the queue, in one cache lookup: whether it is paused
+ * (as awa_queue_paused) and its max_running (0: none).
+ */
+bool
+awa_queue_claim_policy(text *queue, int32 *max_running)
+{
+	QueuePolicy *p = queue_policy(queue);
+
+	*max_running = p->max_running;
+	return p->paused && read_paused(p->queue);
+}
+
+/*
+ * The queue's max_running (0: none), from the cache: the close paths, which
+ * checked the queue's claim privilege in this command (and so read the
+ * pending invalidations) just before, find its entry without reading them
+ * again.
+ */
+int32
+awa_queue_max_running(text *queue)
+{
+	char		key[QP_KEY_LEN];
+	QueuePolicy *e;
+
+	if (policies != NULL && !policies_stale)
+	{
+		text_to_cstring_buffer(queue, key, sizeof(key));
+		e = hash_search(policies, key, HASH_FIND, NULL);
+		if (e != NULL)
+			return e->max_running;
+	}
+	return queue_policy(queue)->max_running;
+}
+
 static int
 privilege_bit(text *privilege)
 {
@@ -353,12 +435,14 @@ awa_require_queue_privilege(PG_FUNCTION_ARGS)
 
 /*
  * awa_internal.queue_policy_changed(): the statement trigger of
- * awa.queue_privileges and awa.queue_pauses. The relcache invalidation it asks for is sent when
- * the transaction commits (and seen at once by this backend's next command).
+ * awa.queue_privileges, awa.queue_pauses and awa_internal.queue_limits. The
+ * relcache invalidation it asks for is sent when the transaction commits (and
+ * seen at once by this backend's next command).
  */
 Datum
 awa_queue_policy_changed(PG_FUNCTION_ARGS)
 {
 	return awa_table_changed_trigger(fcinfo, "queue_policy_changed()",
-									 "awa.queue_privileges and awa.queue_pauses");
+									 "awa.queue_privileges, awa.queue_pauses and "
+									 "awa_internal.queue_limits");
 }

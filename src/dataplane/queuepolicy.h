@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * queuepolicy.h
- *	  Per-queue grants and pauses (queuepolicy.c): the checks the API makes.
+ *	  Per-queue grants, pauses and running limits (queuepolicy.c): the checks the API makes.
  *
  * src/dataplane/queuepolicy.h
  *
@@ -18,5 +18,7 @@
 extern bool awa_queue_allowed_for(text *queue, int priv);
 extern void awa_queue_require(text *queue, int priv);
 extern bool awa_queue_paused(text *queue);
+extern bool awa_queue_claim_policy(text *queue, int32 *max_running);
+extern int32 awa_queue_max_running(text *queue);
 
 #endif							/* AWA_QUEUEPOLICY_H */

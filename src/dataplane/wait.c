@@ -208,6 +208,16 @@ wake_waiters(uint32 hash, int n)
 }
 
 /*
+ * Wakes up to n claimers waiting for the queue (a name): room freed under its
+ * running limit (src/dataplane/limits.c).
+ */
+void
+awa_wake_queue_waiters(const char *queue, int n)
+{
+	wake_waiters(DatumGetUInt32(hash_any((const unsigned char *) queue, strlen(queue))), n);
+}
+
+/*
  * The wake-ups one note owes when its work ends, committed or aborted: one
  * more for the lane its claims held (it may hold more work than they took)
  */

@@ -1,0 +1,14 @@
+-- Running limits per queue (0.10, issue 34; docs/usage.md "Running limits"): a small
+-- plain table, written only by awa.set_queue_limits and awa.clear_queue_limits, never on
+-- the hot path. Claims read it through the per-backend policy cache
+-- (src/dataplane/queuepolicy.c), which every change invalidates at commit; the running
+-- counts themselves live in shared memory (src/dataplane/limits.c).
+CREATE TABLE awa_internal.queue_limits (
+    queue text PRIMARY KEY CHECK (length(queue) BETWEEN 1 AND 200),
+    max_running int NOT NULL CHECK (max_running BETWEEN 1 AND 1000000),
+    set_by oid NOT NULL,
+    set_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- Limits name queues only, and survive pg_dump.
+SELECT pg_catalog.pg_extension_config_dump('awa_internal.queue_limits', '');
