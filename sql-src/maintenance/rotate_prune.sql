@@ -550,14 +550,6 @@ BEGIN
         RETURN ARRAY['blocked', v_reason];
     END IF;
     PERFORM awa_internal.ring_slot_record_terminal_counts(p_ring, p_slot);
-    -- TRUNCATE is not MVCC-safe: a pg_dump whose snapshot predates this commit would
-    -- read the child empty and miss the rows carried forward or folded (docs/storage.md
-    -- A.17). It locks every table, which holds prune off, but only after taking its
-    -- snapshot; so no slot is truncated while one is connected to the database. Asked
-    -- as late as possible, under the locks: everything above is rolled back with it.
-    IF awa_internal.client_connected('pg_dump') THEN
-        RAISE EXCEPTION 'a pg_dump is connected' USING ERRCODE = 'object_in_use';
-    END IF;
     -- only the children that have storage: TRUNCATE of a child with no block gives it
     -- a new relfilenode (new pg_class rows, dead ones under a pinned horizon) and
     -- empties nothing. Under the ACCESS EXCLUSIVE locks no one else can extend a child
@@ -568,6 +560,16 @@ BEGIN
      WHERE pg_relation_size(c) > 0;
     IF v_truncate IS NOT NULL THEN
         EXECUTE 'TRUNCATE ' || v_truncate;
+    END IF;
+    -- TRUNCATE is not MVCC-safe: a pg_dump whose snapshot predates this commit would
+    -- read the child empty and miss the rows carried forward or folded (docs/storage.md
+    -- A.17). It locks every table, which holds prune off, but only after taking its
+    -- snapshot; so no slot is truncated while one is connected to the database. Asked
+    -- last, under the locks and after the TRUNCATE, so that only the commit lies between
+    -- the answer and the truncation becoming visible: everything above is rolled back
+    -- with the error.
+    IF awa_internal.client_connected('pg_dump') THEN
+        RAISE EXCEPTION 'a pg_dump is connected' USING ERRCODE = 'object_in_use';
     END IF;
     RETURN ARRAY['pruned', NULL];
 END
