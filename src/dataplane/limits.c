@@ -574,7 +574,29 @@ limits_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 /* ---- the rebuild ---- */
 
-/* the queue's open attempts, counted in a subtransaction rolled back at once */
+/* gives up the rebuild this backend began (an error while counting) */
+static void
+rebuild_abandon(const char *queue)
+{
+	LimitEntry *e;
+
+	LWLockAcquire(limit_shared->lock, LW_SHARED);
+	e = find_entry(queue);
+	if (e != NULL)
+	{
+		SpinLockAcquire(&e->mutex);
+		if (e->rebuilder == MyProcPid)
+			e->rebuilder = 0;
+		SpinLockRelease(&e->mutex);
+	}
+	LWLockRelease(limit_shared->lock);
+}
+
+/*
+ * The queue's open attempts, counted in a subtransaction rolled back at once;
+ * on an error the rebuild this backend began is given up. Not inlined: no
+ * local of the caller lives across its PG_TRY (gcc's -Wclobbered).
+ */
 static pg_noinline int32
 count_open_attempts(const char *queue)
 {
@@ -595,58 +617,13 @@ count_open_attempts(const char *queue)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
+		ErrorData  *edata = awa_subxact_abort(cxt, owner);
 
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
+		rebuild_abandon(queue);
 		ReThrowError(edata);
 	}
 	PG_END_TRY();
 	return (int32) Min(n, (int64) PG_INT32_MAX);
-}
-
-/* gives up the rebuild this backend began (an error while counting) */
-static void
-rebuild_abandon(const char *queue)
-{
-	LimitEntry *e;
-
-	LWLockAcquire(limit_shared->lock, LW_SHARED);
-	e = find_entry(queue);
-	if (e != NULL)
-	{
-		SpinLockAcquire(&e->mutex);
-		if (e->rebuilder == MyProcPid)
-			e->rebuilder = 0;
-		SpinLockRelease(&e->mutex);
-	}
-	LWLockRelease(limit_shared->lock);
-}
-
-/*
- * count_open_attempts, the rebuild given up on an error. Not inlined: no
- * local of the caller lives across its PG_TRY (gcc's -Wclobbered).
- */
-static pg_noinline int32
-count_or_abandon(const char *queue)
-{
-	int32		running = 0;
-
-	PG_TRY();
-	{
-		running = count_open_attempts(queue);
-	}
-	PG_CATCH();
-	{
-		rebuild_abandon(queue);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	return running;
 }
 
 /*
@@ -662,7 +639,7 @@ rebuild(const char *queue)
 	uint64		epoch = 0;
 	int			i;
 
-	running = count_or_abandon(queue);
+	running = count_open_attempts(queue);
 	LWLockAcquire(limit_shared->lock, LW_SHARED);
 	e = find_entry(queue);
 	if (e != NULL)

@@ -615,6 +615,25 @@ claim_now(FunctionCallInfo fcinfo, ReturnSetInfo *rsi)
 }
 
 /*
+ * In the PG_CATCH of an internal subtransaction begun in cxt under owner: the
+ * error, copied into cxt, and the subtransaction rolled back, cxt and owner
+ * current again. The caller rethrows it (ReThrowError), after its own undo.
+ */
+ErrorData *
+awa_subxact_abort(MemoryContext cxt, ResourceOwner owner)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return edata;
+}
+
+/*
  * One look for work in a subtransaction: kept when it took jobs (they become
  * this call's result), rolled back when it took nothing, so that nothing it
  * locked or noted outlives it.
@@ -655,15 +674,7 @@ look_for_work(FunctionCallInfo fcinfo, ReturnSetInfo *rsinfo)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		ReThrowError(edata);
+		ReThrowError(awa_subxact_abort(cxt, owner));
 	}
 	PG_END_TRY();
 	if (got)

@@ -3,7 +3,8 @@
  * wait.h
  *	  Claims that wait (wait.c): the lanes a transaction claimed from or
  *	  enqueued into, noted for its end, which wakes the waiting claims; the
- *	  claim itself, for a call that claims after other work.
+ *	  claim itself, for a call that claims after other work; the catch of an
+ *	  internal subtransaction that failed.
  *
  * src/dataplane/wait.h
  *
@@ -14,6 +15,7 @@
 
 #include "fmgr.h"
 #include "nodes/execnodes.h"
+#include "utils/resowner.h"
 
 extern void awa_wait_shmem_request(void);
 extern void awa_wait_shmem_startup(void);
@@ -23,5 +25,6 @@ extern bool awa_claim_missed_busy_lane(void);
 extern void awa_note_claimed_lane(text *queue, int taken, int32 lane);
 extern void awa_wake_queue_waiters(const char *queue, int n);
 extern void awa_note_enqueued_lane(text *queue, int jobs, int32 lane, int32 ready_slot);
+extern ErrorData *awa_subxact_abort(MemoryContext cxt, ResourceOwner owner);
 
 #endif							/* AWA_WAIT_H */
