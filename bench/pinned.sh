@@ -22,7 +22,8 @@
 # PostgreSQL bin dir, default /usr/lib/postgresql/15/bin; 17 and 18 too, with pgq of
 # the same major), BENCH_PGQ_ROTATION (PgQ's
 # rotation_period, default a third of the pin, at least 10 s), BENCH_PGQ_MAINT (pgqd's
-# maint_period, default 30 s, at most 120).
+# maint_period, default 30 s, at most 120), BENCH_CONF (lines added to the server's
+# postgresql.conf, e.g. 'awa_bgw.rotate_fill = 1024').
 #
 # Run as root (the server then runs as user postgres; missing packages are installed
 # with apt-get) or as a user who can initdb. bench/README.md explains the output.
@@ -124,6 +125,7 @@ autovacuum_vacuum_cost_limit = 2000
 idle_in_transaction_session_timeout = 0
 statement_timeout = 0
 log_min_messages = warning
+${BENCH_CONF:-}
 CONF
 
 pids_to_stop=()

@@ -51,6 +51,9 @@ unix_socket_directories = '$base'
 shared_preload_libraries = 'awa_bgw'
 awa_bgw.databases = 'postgres'
 awa_bgw.leader_retry_interval = '1s'
+# the rings turn by need, and at the latest when their slot is this old (default 60 s):
+# 5 s here, so that the demo's queue slot is sealed and pruned within seconds
+awa_bgw.queue_rotate_interval = '5s'
 CONF
 fi
 if ! "${run_as[@]}" pg_ctl -D "$data" status >/dev/null 2>&1; then
@@ -81,7 +84,7 @@ SELECT job_id, kind,
   FROM claimed ORDER BY job_id;
 SELECT * FROM awa.queue_counts('demo');
 SQL
-for _ in $(seq 1 60); do
+for _ in $(seq 1 120); do
     n=$("${psql[@]}" -At -c "SELECT count(*) FROM awa.ready_entries WHERE queue = 'demo'")
     [ "$n" -eq 0 ] && break
     sleep 0.5

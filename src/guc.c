@@ -25,9 +25,9 @@ PG_FUNCTION_INFO_V1(awa_max_queues);
 char	   *awa_bgw_databases = NULL;
 char	   *awa_bgw_role = NULL;
 bool		awa_bgw_enabled = true;
-int			awa_bgw_rotate_interval[AWA_RING_COUNT] = {1000, 1000, 1000};
+int			awa_bgw_rotate_interval[AWA_RING_COUNT] = {60000, 60000, 60000};
 int			awa_bgw_pinned_rotate_interval = 10000;
-int			awa_bgw_rotate_fill = 0;
+int			awa_bgw_rotate_fill = 1024;
 int			awa_bgw_rotate_min_age = 1000;
 int			awa_bgw_prune_lock_timeout = 10;
 int			awa_bgw_finished_job_window = 10000;
@@ -99,24 +99,27 @@ awa_define_gucs(void)
 							 "Whether the maintenance workers do any work.",
 							 "off pauses maintenance (workers idle and give up leadership).",
 							 &awa_bgw_enabled, true, PGC_SIGHUP, 0, NULL, NULL, NULL);
-	define_ms("awa_bgw.queue_rotate_interval", "Cadence of the queue ring's rotate and prune.",
-			  &awa_bgw_rotate_interval[AWA_RING_QUEUE], 1000, 100, 3600000, false);
-	define_ms("awa_bgw.lease_rotate_interval", "Cadence of the lease ring's rotate and prune.",
-			  &awa_bgw_rotate_interval[AWA_RING_LEASE], 1000, 100, 3600000, false);
-	define_ms("awa_bgw.claim_rotate_interval", "Cadence of the claim ring's rotate and prune.",
-			  &awa_bgw_rotate_interval[AWA_RING_CLAIM], 1000, 100, 3600000, false);
+	define_ms("awa_bgw.queue_rotate_interval",
+			  "Longest time the queue ring's slot stays current while it holds rows.",
+			  &awa_bgw_rotate_interval[AWA_RING_QUEUE], 60000, 100, 3600000, false);
+	define_ms("awa_bgw.lease_rotate_interval",
+			  "Longest time the lease ring's slot stays current while it holds rows.",
+			  &awa_bgw_rotate_interval[AWA_RING_LEASE], 60000, 100, 3600000, false);
+	define_ms("awa_bgw.claim_rotate_interval",
+			  "Longest time the claim ring's slot stays current while it holds rows.",
+			  &awa_bgw_rotate_interval[AWA_RING_CLAIM], 60000, 100, 3600000, false);
 	define_ms("awa_bgw.pinned_rotate_interval",
 			  "Shortest cadence of each ring's rotate and prune while the MVCC horizon is pinned.",
 			  &awa_bgw_pinned_rotate_interval, 10000, 100, 3600000, false);
 	DefineCustomIntVariable("awa_bgw.rotate_fill",
 							"Fill, in blocks, at which a ring's current slot turns before its "
 							"rotate interval (0.10).",
-							"0 (the default): each ring turns every *_rotate_interval while "
-							"it holds rows. Above 0: a ring turns by need, checked every "
+							"Above 0 (the default, 1024): a ring turns by need, checked every "
 							"second: when its current slot is *_rotate_interval old, or, once "
 							"it is awa_bgw.rotate_min_age old, when its tables hold this many "
-							"blocks or when it is empty and an older slot holds rows.",
-							&awa_bgw_rotate_fill, 0, 0, 1048576, PGC_SIGHUP, GUC_UNIT_BLOCKS,
+							"blocks or when it is empty and an older slot holds rows. 0: each "
+							"ring turns every *_rotate_interval while it holds rows.",
+							&awa_bgw_rotate_fill, 1024, 0, 1048576, PGC_SIGHUP, GUC_UNIT_BLOCKS,
 							NULL, NULL, NULL);
 	define_ms("awa_bgw.rotate_min_age",
 			  "Least age of a ring's current slot before it turns by fill or drain (0.10).",

@@ -2,14 +2,15 @@
 # Copyright: the awa_bgw authors.
 #
 # Running limits under load and across a crash (api/queue_limits.sql,
-# src/dataplane/limits.c). A queue limited to 5 running attempts is consumed by 8
-# pgbench clients for about 20 s, each claiming up to 2 jobs, holding them 50 ms and
+# src/dataplane/limits.c). A queue limited to 5 running attempts is consumed by 16
+# pgbench clients for a minute, each claiming up to 2 jobs, holding them 50 ms and
 # completing them; sampled while they run, the queue never has more than 5 attempts
 # running (awa.queue_counts) nor more than 5 running or reserved in shared memory. Every
 # job is completed exactly once. Then 3 attempts are left running and the server
 # crashes (immediate stop): shared memory is new after the restart, the first claim
 # counts the open attempts before it is served, and takes only the 2 places left. Last,
-# the worker's rescue of an abandoned attempt frees its place.
+# the worker's rescue of an abandoned attempt frees its place, and past
+# awa_bgw.max_limited_queues a limit is refused with 53400 until one is cleared.
 
 use strict;
 use warnings;
@@ -30,7 +31,7 @@ max_connections = 40
 $node->start;
 $node->create_extension_and_lead;
 
-my $jobs = 1000;
+my $jobs = 6000;
 sql(q{CREATE TABLE lim_done (job_id bigint NOT NULL, client int NOT NULL)});
 # one consumer step: claim up to 2 (committed: they run), hold them 50 ms, complete
 sql(q{CREATE PROCEDURE lim_consume(p_client int) LANGUAGE plpgsql AS $$
@@ -59,11 +60,11 @@ my $script = $node->basedir . '/lim_consume.sql';
 open my $fh, '>', $script or die $!;
 print $fh "CALL lim_consume(:client_id);\n";
 close $fh;
-my $load = start_load(20, consumers => [ 8, '-f', $script ]);
+my $load = start_load(60, consumers => [ 16, '-f', $script ]);
 
 # sample while the load runs (until every job is done or the load's time is up)
 my ($max_counted, $max_shared, $samples) = (0, 0, 0);
-my $deadline = time() + 25;
+my $deadline = time() + 65;
 while (time() < $deadline)
 {
 	my ($counted, $shared, $done) = split /\|/, sql(q{
@@ -79,7 +80,7 @@ while (time() < $deadline)
 }
 finish_load($load);
 note("$samples samples: at most $max_counted running, $max_shared running + reserved");
-# (each sample is a psql run: how many fit in the load's 20 s depends on the machine,
+# (each sample is a psql run: how many fit in the load's minute depends on the machine,
 # so the check is only that sampling went on while it ran; that the consumers were seen
 # running several attempts at once is checked below)
 cmp_ok($samples, '>=', 5, 'the running count was sampled while the consumers ran');
@@ -88,7 +89,7 @@ cmp_ok($max_shared, '<=', 5, 'never more than 5 running or reserved in shared me
 cmp_ok($max_counted, '>=', 2, 'the consumers did run several attempts at once');
 
 # what the load left: consumed by hand, with a deadline
-my $left_deadline = time() + 60;
+my $left_deadline = time() + 120;
 while (sql(q{SELECT count(*) FROM lim_done}) < $jobs && time() < $left_deadline)
 {
 	sql(q{CALL lim_consume(0)});
@@ -131,6 +132,26 @@ wait_until('the rescue of the abandoned attempt frees its place',
 	q{SELECT count(*) = 1 FROM awa.claim('resc', 2)});
 is(sql(q{SELECT running || '/' || pending FROM awa_internal.queue_limit_state('resc')}), '1/0',
 	'shared memory: the rescued attempt left, the new one runs');
+
+# the shared table of limited queues is full at awa_bgw.max_limited_queues: 'lim' and
+# 'resc' have their entries, a third limit is refused (nothing written) until one is
+# cleared
+$node->append_conf('postgresql.conf', "awa_bgw.max_limited_queues = 2\n");
+$node->restart;
+$node->wait_leader;
+is(sql(q{SELECT count(*) FROM awa.claim('lim', 1)}) + sql(q{SELECT count(*) FROM awa.claim('resc', 1)}),
+	'0', 'after the restart the two limited queues have their entries (both at their limit)');
+my ($rc, $out, $err) = $node->psql('postgres', q{SELECT awa.set_queue_limits('third', 3)},
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/53400/, 'a third limited queue: 53400');
+like($err, qr/awa\.clear_queue_limits/, 'whose hint says to clear a limit');
+is(sql(q{SELECT count(*) FROM awa.queue_settings WHERE queue = 'third' AND max_running IS NOT NULL}),
+	'0', 'and nothing was written');
+sql(q{SELECT awa.clear_queue_limits('resc')});
+sql(q{SELECT awa.set_queue_limits('third', 3)});
+is(sql(q{SELECT running || '/' || pending || '/' || ready
+           FROM awa_internal.queue_limit_state('third')}), '0/0/false',
+	'once a limit is cleared its place takes another queue');
 
 $node->stop;
 done_testing();

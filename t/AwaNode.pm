@@ -44,9 +44,12 @@ sub _self
 # AwaNode->create($name, $settings, %init): an initialised node (not started, init()
 # given %init; install_path among them goes to new()) with awa_bgw preloaded,
 # maintaining database postgres unless $settings (postgresql.conf lines, added after)
-# name awa_bgw.databases, and with the worker's idle cadence at 1 s unless they name
+# name awa_bgw.databases, with the worker's idle cadence at 1 s unless they name
 # awa_bgw.idle_interval (the tests wait on conditions, and an idle worker's default
-# 60 s between looks would stretch every wait that follows a quiet spell).
+# 60 s between looks would stretch every wait that follows a quiet spell), and with
+# each ring's rotate interval at 1 s unless they name it (the rings still turn by
+# need, as by default; the default 60 s bound would make a test that waits for a
+# slot to be pruned wait minutes).
 sub create
 {
 	my ($class, $name, $settings, %init) = @_;
@@ -59,6 +62,9 @@ sub create
 		"shared_preload_libraries = 'awa_bgw'\n"
 		  . ($settings =~ /^awa_bgw\.databases\s*=/m ? '' : "awa_bgw.databases = 'postgres'\n")
 		  . ($settings =~ /^awa_bgw\.idle_interval\s*=/m ? '' : "awa_bgw.idle_interval = '1s'\n")
+		  . join('',
+			map { $settings =~ /^awa_bgw\.${_}_rotate_interval\s*=/m ? '' : "awa_bgw.${_}_rotate_interval = '1s'\n" }
+			  qw(queue lease claim))
 		  . $settings);
 	$current = $node;
 	return $node;
