@@ -189,7 +189,7 @@ awa_define_gucs(void)
 							&awa_bgw_max_queues, 10000, 1, 1000000,
 							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("awa_bgw.max_limited_queues",
-							"Most queues with a running limit at once, in every database of "
+							"Most queues with a running or rate limit at once, in every database of "
 							"the cluster (shared memory, src/dataplane/limits.c).",
 							"awa.set_queue_limits on one more queue is refused with "
 							"SQLSTATE 53400. Set at server start.",

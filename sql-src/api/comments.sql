@@ -102,15 +102,17 @@ COMMENT ON FUNCTION awa.pause_queue(text) IS
 'pause a queue: enqueues go on, claims take nothing and waiting claims wait';
 COMMENT ON FUNCTION awa.resume_queue(text) IS
 'resume a paused queue; its waiting claims wake at commit';
-COMMENT ON FUNCTION awa.set_queue_limits(text, int) IS
-'limit a queue to max_running attempts running at once, across every session';
+COMMENT ON FUNCTION awa.set_queue_limits(text, int, int, interval, int) IS
+'limit a queue to max_running attempts running at once and to rate claims per rate_per '
+'(a token bucket of burst tokens), across every session; replaces its limits';
 COMMENT ON FUNCTION awa.clear_queue_limits(text) IS
-'remove a queue''s running limit; true when it had one';
+'remove a queue''s running and rate limits; true when it had any';
 COMMENT ON VIEW awa.queue_grants IS
 'the per-queue grants: queue, grantee, privileges, who granted, when';
 COMMENT ON VIEW awa.queue_settings IS
 'every queue known: whether it is paused (since when, by whom), whether it is '
-'restricted by per-queue grants, and its running limit (max_running)';
+'restricted by per-queue grants, its running limit (max_running) and its rate limit '
+'(rate per rate_per, burst)';
 
 -- monitoring
 COMMENT ON FUNCTION awa.stats_reset() IS

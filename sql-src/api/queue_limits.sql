@@ -1,18 +1,24 @@
--- Running limits per queue (0.10, issue 34; docs/usage.md "Running limits"): at most
--- max_running attempts of a queue run at once, across every session. The counts are in
--- shared memory (src/dataplane/limits.c): a claim reserves room before it reads the
--- lanes, a commit turns what it took into running attempts, a close frees its room when
--- it commits. After a start, the first claim of a limited queue counts its open
--- attempts (awa_internal.queue_open_attempts) before it is served.
+-- Running and rate limits per queue (0.10, issue 34; docs/usage.md "Running limits"):
+-- at most max_running attempts of a queue run at once, across every session, and at
+-- most rate attempts are claimed per rate_per (a token bucket of burst tokens). The
+-- counts and buckets are in shared memory (src/dataplane/limits.c): a claim reserves
+-- room and tokens before it reads the lanes, a commit turns what it took into running
+-- attempts (its tokens spent), a close frees its room when it commits, an abort gives
+-- room and tokens back. After a start, the first claim of a queue with max_running
+-- counts its open attempts (awa_internal.queue_open_attempts) before it is served; a
+-- bucket starts empty.
 
 -- A change to the limits drops every backend's cached policies when it commits.
 CREATE OR REPLACE TRIGGER queue_limits_changed
     AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON awa_internal.queue_limits
     FOR EACH STATEMENT EXECUTE FUNCTION awa_internal.queue_policy_changed();
 
--- The queue's shared entry, made before its limit is written (53400 past
--- awa_bgw.max_limited_queues); p_fresh replaces one an earlier limit left.
-CREATE OR REPLACE FUNCTION awa_internal.queue_limit_entry(p_queue text, p_fresh boolean)
+-- The queue's shared entry, made before its limits are written (53400 past
+-- awa_bgw.max_limited_queues); p_recount starts its running count again (a max_running
+-- on a queue that had none), p_refill makes its token bucket again, full, at its next
+-- claim (a rate on a queue that had none).
+CREATE OR REPLACE FUNCTION awa_internal.queue_limit_entry(p_queue text, p_recount boolean,
+    p_refill boolean)
 RETURNS void
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_queue_limit_entry';
@@ -23,10 +29,11 @@ LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_queue_limit_forget';
 
 -- The queue's shared counts: running (claims committed, closes not), pending (claims
--- whose transaction has not ended), ready (counted since the start). No row when the
--- queue has no entry in this server's shared memory.
+-- whose transaction has not ended), ready (counted since the start), tokens (the whole
+-- tokens its bucket holds now; NULL before its first claim with a rate made it). No
+-- row when the queue has no entry in this server's shared memory.
 CREATE OR REPLACE FUNCTION awa_internal.queue_limit_state(p_queue text,
-    OUT running int, OUT pending int, OUT ready boolean)
+    OUT running int, OUT pending int, OUT ready boolean, OUT tokens int)
 RETURNS SETOF record
 LANGUAGE C VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'awa_queue_limit_state';
@@ -104,16 +111,20 @@ BEGIN
 END
 $$;
 
--- The bounds of max_running, as errors (22004, 22023), before anything is written.
-CREATE OR REPLACE FUNCTION awa_internal.check_max_running(p_max_running int) RETURNS void
+-- The bounds of the limits, as errors (22004, 22023) with a hint, before anything is
+-- written: max_running and rate 1 .. 1000000 (0 is refused: pause the queue instead),
+-- rate_per 1 ms .. 1 day, burst 1 .. 1000000 and only with a rate; at least one of
+-- max_running and rate.
+CREATE OR REPLACE FUNCTION awa_internal.check_queue_limits(p_max_running int, p_rate int,
+    p_rate_per interval, p_burst int) RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF p_max_running IS NULL THEN
-        RAISE EXCEPTION 'max_running must not be NULL'
+    IF p_max_running IS NULL AND p_rate IS NULL THEN
+        RAISE EXCEPTION 'a queue limit needs max_running or rate'
             USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'To remove a queue''s limit: awa.clear_queue_limits(queue).';
+                  HINT = 'To remove a queue''s limits: awa.clear_queue_limits(queue).';
     END IF;
     IF p_max_running < 1 OR p_max_running > 1000000 THEN
         RAISE EXCEPTION 'max_running % is out of range', p_max_running
@@ -121,33 +132,81 @@ BEGIN
                   HINT = 'Limit a queue to 1 .. 1000000 running attempts; to stop its '
                          'claims, pause it: awa.pause_queue(queue).';
     END IF;
+    IF p_rate < 1 OR p_rate > 1000000 THEN
+        RAISE EXCEPTION 'rate % is out of range', p_rate
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Limit a queue to 1 .. 1000000 claims per rate_per; to stop its '
+                         'claims, pause it: awa.pause_queue(queue).';
+    END IF;
+    IF p_rate IS NOT NULL AND p_rate_per IS NULL THEN
+        RAISE EXCEPTION 'rate_per must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'rate counts claims per rate_per, between 1 millisecond and 1 day '
+                         '(by default 1 second).';
+    END IF;
+    IF p_rate IS NOT NULL AND (p_rate_per < interval '1 millisecond'
+                               OR p_rate_per > interval '1 day') THEN
+        RAISE EXCEPTION 'rate_per % is out of range', p_rate_per
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'rate counts claims per rate_per, between 1 millisecond and 1 day.';
+    END IF;
+    IF p_burst IS NOT NULL AND p_rate IS NULL THEN
+        RAISE EXCEPTION 'burst needs a rate'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'burst is the most claims a queue''s rate lets through at once; '
+                         'give the rate too.';
+    END IF;
+    IF p_burst < 1 OR p_burst > 1000000 THEN
+        RAISE EXCEPTION 'burst % is out of range', p_burst
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'A burst is 1 .. 1000000 claims (by default the rate).';
+    END IF;
 END
 $$;
 
--- Limits a queue to max_running attempts running at once (replacing its limit). Needs
--- EXECUTE and the manage privilege on the queue. Claims see it once this commits; a
--- queue that had no limit starts from a count of its open attempts, not from zero.
-CREATE OR REPLACE FUNCTION awa.set_queue_limits(queue text, max_running int) RETURNS void
+-- Sets a queue's limits, replacing all of them: at most max_running attempts running at
+-- once, at most rate claims per rate_per (a token bucket of burst tokens, by default
+-- rate); a limit left NULL is none, and one of the two must be given. Needs EXECUTE and
+-- the manage privilege on the queue. Claims see them once this commits; a max_running
+-- on a queue that had none starts from a count of its open attempts, not from zero; a
+-- rate on a queue that had none starts with a full bucket (a changed rate keeps the
+-- whole tokens the bucket holds, at most the new burst).
+CREATE OR REPLACE FUNCTION awa.set_queue_limits(queue text, max_running int DEFAULT NULL,
+    rate int DEFAULT NULL, rate_per interval DEFAULT '1 second', burst int DEFAULT NULL)
+RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_had boolean;
+    v_old awa_internal.queue_limits;
+    v_per interval := CASE WHEN set_queue_limits.rate IS NOT NULL
+                           THEN set_queue_limits.rate_per END;
+    v_burst int := CASE WHEN set_queue_limits.rate IS NOT NULL
+                        THEN coalesce(set_queue_limits.burst, set_queue_limits.rate) END;
 BEGIN
     PERFORM awa_internal.check_name('queue', set_queue_limits.queue);
-    PERFORM awa_internal.check_max_running(set_queue_limits.max_running);
+    PERFORM awa_internal.check_queue_limits(set_queue_limits.max_running,
+        set_queue_limits.rate, set_queue_limits.rate_per, set_queue_limits.burst);
     PERFORM awa_internal.require_queue_privilege(set_queue_limits.queue, 'manage');
-    SELECT true INTO v_had FROM awa_internal.queue_limits l
+    SELECT * INTO v_old FROM awa_internal.queue_limits l
      WHERE l.queue = set_queue_limits.queue FOR UPDATE;
-    PERFORM awa_internal.queue_limit_entry(set_queue_limits.queue, v_had IS NULL);
-    INSERT INTO awa_internal.queue_limits AS l (queue, max_running, set_by)
-    VALUES (set_queue_limits.queue, set_queue_limits.max_running, session_user::regrole)
+    PERFORM awa_internal.queue_limit_entry(set_queue_limits.queue,
+        set_queue_limits.max_running IS NOT NULL AND v_old.max_running IS NULL,
+        set_queue_limits.rate IS NOT NULL AND v_old.rate IS NULL);
+    INSERT INTO awa_internal.queue_limits AS l
+           (queue, max_running, rate, rate_per, burst, set_by)
+    VALUES (set_queue_limits.queue, set_queue_limits.max_running, set_queue_limits.rate,
+            v_per, v_burst, session_user::regrole)
     ON CONFLICT ON CONSTRAINT queue_limits_pkey DO UPDATE
-        SET max_running = EXCLUDED.max_running, set_by = EXCLUDED.set_by, set_at = now();
+        SET max_running = EXCLUDED.max_running, rate = EXCLUDED.rate,
+            rate_per = EXCLUDED.rate_per, burst = EXCLUDED.burst,
+            set_by = EXCLUDED.set_by, set_at = now();
+    -- claims that waited at the old limits may take now
+    PERFORM awa_internal.note_resumed(set_queue_limits.queue);
 END
 $$;
 
--- Removes a queue's limit (true when it had one); its claims are unlimited once this
+-- Removes a queue's limits (true when it had any); its claims are unlimited once this
 -- commits. Callers as for set_queue_limits.
 CREATE OR REPLACE FUNCTION awa.clear_queue_limits(queue text) RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER

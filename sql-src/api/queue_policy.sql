@@ -197,12 +197,13 @@ SELECT p.queue, p.grantee::regrole AS grantee,
        p.granted_by::regrole AS granted_by, p.granted_at
   FROM awa.queue_privileges p;
 
--- Every queue known (registered lanes, a grant, a pause or a running limit) and its
--- policy; max_running NULL: no limit (api/queue_limits.sql).
+-- Every queue known (registered lanes, a grant, a pause or a limit) and its policy;
+-- max_running NULL: no running limit, rate NULL: no rate limit (with rate_per and burst
+-- NULL too; api/queue_limits.sql).
 CREATE OR REPLACE VIEW awa.queue_settings AS
 SELECT q.queue, s.queue IS NOT NULL AS paused, s.paused_at, s.paused_by::regrole AS paused_by,
        EXISTS (SELECT 1 FROM awa.queue_privileges p WHERE p.queue = q.queue) AS restricted,
-       m.max_running
+       m.max_running, m.rate, m.rate_per, m.burst
   FROM (SELECT l.queue FROM awa.queue_lanes l
         UNION SELECT p.queue FROM awa.queue_pauses p
         UNION SELECT g.queue FROM awa.queue_privileges g

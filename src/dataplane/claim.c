@@ -21,9 +21,11 @@
  *	  ends the read; a lane that gave nothing is unlocked and marked empty,
  *	  one that gave jobs is noted for the end of the transaction
  *	  (src/dataplane/wait.c);
- *	- a queue with a running limit: the claim asks the lanes for at most the
- *	  room its shared count leaves, reserved first and the unused part given
- *	  back after (src/dataplane/limits.c).
+ *	- a queue with a running or a rate limit: the claim asks the lanes for at
+ *	  most the room its shared count leaves and the tokens its bucket holds,
+ *	  reserved first and the unused part given back after
+ *	  (src/dataplane/limits.c); a claim that found no token says when the
+ *	  next is due, for a claim that waits (src/dataplane/wait.c).
  *
  * src/dataplane/claim.c
  *
@@ -301,6 +303,19 @@ awa_claim_missed_busy_lane(void)
 	return missed_busy_lane;
 }
 
+/*
+ * Whether the last claim of this backend took nothing for want of a rate's
+ * token: the microseconds until the next is due (0: it did not), which a
+ * waiting claim sleeps for, since nothing wakes it when a token accrues.
+ */
+static int64 token_due_us = 0;
+
+int64
+awa_claim_token_due_us(void)
+{
+	return token_due_us;
+}
+
 /* The lane's claim lock, tried; a busy lane is waited for only as a hint says. */
 static bool
 lock_lane(Claim *c, int32 lane, int64 key)
@@ -428,31 +443,36 @@ awa_claim_now(PG_FUNCTION_ARGS)
 	int			first;
 	int			end;
 	MemoryContext lane_cxt;
-	int32		max_running;
-	int			reserved = 0;
-	uint64		epoch = 0;
+	AwaQueueLimits lim;
+	LimitClaim	lc;
+	bool		limited;
 
 	awa_require_read_committed("awa.claim");
 	check_claim(fcinfo);
 	awa_xid_space_adopt();
 	InitMaterializedSRF(fcinfo, 0);
 	missed_busy_lane = false;
+	token_due_us = 0;
 	memset(&c, 0, sizeof(c));
+	memset(&lc, 0, sizeof(lc));
 	c.nsp = awa_namespace();
 	c.queue = PG_GETARG_TEXT_PP(0);
 	c.max_batch = c.left = PG_GETARG_INT32(1);
 	c.deadline = PG_ARGISNULL(2) ? NULL : PG_GETARG_INTERVAL_P(2);
 	c.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	/* a paused queue gives nothing (a waiting claim goes on waiting) */
-	if (awa_queue_claim_policy(c.queue, &max_running))
+	if (awa_queue_claim_policy(c.queue, &lim))
 		return (Datum) 0;
-	/* a limited queue: at most its room (none: nothing, and a waiting claim waits) */
-	if (max_running > 0)
+	/* a limited queue: at most its room and tokens (none: nothing, and a waiting claim waits) */
+	limited = lim.max_running > 0 || lim.rate > 0;
+	if (limited)
 	{
-		reserved = awa_limit_reserve(c.queue, max_running, c.max_batch, &epoch);
-		if (reserved == 0)
+		c.max_batch = c.left = awa_limit_reserve(c.queue, &lim, c.max_batch, &lc);
+		if (c.left == 0)
+		{
+			token_due_us = lc.due_us;
 			return (Datum) 0;
-		c.max_batch = c.left = reserved;
+		}
 	}
 	lanes = queue_lanes(c.nsp, c.queue);
 	lane_cxt = AllocSetContextCreate(CurrentMemoryContext, "awa claim lane",
@@ -467,7 +487,7 @@ awa_claim_now(PG_FUNCTION_ARGS)
 		claim_priority(&c, lanes, first, end, lane_cxt);
 	}
 	MemoryContextDelete(lane_cxt);
-	if (max_running > 0)
-		awa_limit_settle(c.queue, epoch, reserved, reserved - c.left);
+	if (limited)
+		awa_limit_settle(c.queue, &lc, lc.reserved - c.left);
 	return (Datum) 0;
 }

@@ -1,10 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * limits.c
- *	  Running limits per queue (max_running; docs/usage.md "Running limits",
- *	  docs/proposals/flow_control.md §3): the shared counts of each limited
- *	  queue, the claim's reservation, the deltas a transaction keeps for its
- *	  end, and the count of a queue's open attempts after a start.
+ *	  Running and rate limits per queue (max_running, and rate per rate_per
+ *	  with a burst; docs/usage.md "Running limits",
+ *	  docs/proposals/flow_control.md §3, §4): the shared counts and token
+ *	  bucket of each limited queue, the claim's reservation, the deltas a
+ *	  transaction keeps for its end, and the count of a queue's open attempts
+ *	  after a start.
  *
  * Shared memory holds a fixed-size hash (awa_bgw.max_limited_queues entries)
  * keyed by (database, queue). An entry holds, under its spinlock (held for
@@ -12,7 +14,9 @@
  *	- running: attempts whose claim committed and whose close has not;
  *	- pending: attempts reserved by claims whose transaction has not ended;
  *	- ready: false until the entry's count was made (rebuild, below);
- *	- epoch: a number of its own, new at each rebuild, that the deltas carry.
+ *	- epoch: a number of its own, new at each rebuild, that the deltas carry;
+ *	- the token bucket of its rate (src/dataplane/bucket.c), and fill: whether
+ *	  the next bucket made starts full.
  * Invariant: running + pending <= max_running after every claim, and
  * running + pending >= the attempts that run plus those reserved.
  *
@@ -50,6 +54,21 @@
  * A delta of a queue whose entry is missing or not ready is dropped: the
  * count to come sees its outcome.
  *
+ * Rates: a claim of a queue with a rate refills the entry's bucket and asks
+ * the lanes for at most its whole tokens (and at most the room, with
+ * max_running too), taking them under the same spinlock as the room; after
+ * the lanes answered with k it gives the rest back at once. The k stay spent
+ * when the transaction commits or is prepared; an abort (of the transaction,
+ * or of the subtransaction that claimed) gives them back, up to the burst,
+ * and wakes as many waiting claimers. No delta of a rate survives a restart
+ * or crash: a bucket is made by the first claim that finds none, empty
+ * (after a start the entries are new), or full when the rate was just set
+ * (awa_internal.queue_limit_entry's refill). Each bucket has an id of its
+ * own; tokens are given back only to the bucket they were taken from. A
+ * claim that took nothing for want of a token says when the next is due
+ * (LimitClaim.due_us), for a claim that waits (wait.c). A queue with a rate
+ * and no max_running needs no count: its claims never wait for a rebuild.
+ *
  * Lock order: the hash's LWLock, then an entry's spinlock; the waiters' lock
  * (wait.c) only after both are released.
  *
@@ -78,6 +97,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
+#include "src/dataplane/bucket.h"
 #include "src/dataplane/limits.h"
 #include "src/dataplane/queuepolicy.h"
 #include "src/dataplane/wait.h"
@@ -107,6 +127,8 @@ typedef struct LimitEntry
 	bool		ready;
 	int			rebuilder;		/* pid of the backend counting, 0: none */
 	uint64		epoch;
+	bool		fill;			/* the next bucket made starts full */
+	TokenBucket bucket;			/* id 0: none made yet */
 } LimitEntry;
 
 /* one queue's delta of this transaction, per nesting level */
@@ -121,6 +143,15 @@ typedef struct LimitDelta
 	int32		reused;			/* of closed, the room a later claim of this
 								 * transaction took (they apply at the same commit) */
 } LimitDelta;
+
+/* the tokens this transaction took from one bucket, per nesting level */
+typedef struct TokenDelta
+{
+	char		queue[QL_KEY_LEN];
+	int			level;
+	uint64		bucket;			/* the bucket's id: given back only to it */
+	int32		tokens;
+} TokenDelta;
 
 /* a delta of a prepared transaction, kept until it is committed or rolled back */
 typedef struct PreparedDelta
@@ -146,6 +177,9 @@ static HTAB *limit_hash = NULL;
 static LimitDelta *deltas = NULL;
 static int	ndeltas = 0;
 static int	maxdeltas = 0;
+static TokenDelta *tdeltas = NULL;
+static int	ntdeltas = 0;
+static int	maxtdeltas = 0;
 static bool callbacks_registered = false;
 
 /* ---- shared memory ---- */
@@ -231,9 +265,25 @@ find_entry(const char *queue)
 	return hash_search(limit_hash, &key, HASH_FIND, NULL);
 }
 
-/* Creates the queue's entry, not ready, unless it exists (fresh: replaces it). */
+/* the entry's running count, new: not ready (the hash's lock held exclusively) */
 static void
-ensure_entry(const char *queue, bool fresh)
+reset_counts(LimitEntry *e)
+{
+	e->running = 0;
+	e->pending = 0;
+	e->ready = false;
+	e->rebuilder = 0;
+	e->epoch = 0;
+}
+
+/*
+ * Creates the queue's entry (not ready, no bucket: the next one made starts
+ * empty) unless it exists; recount: its running count starts again (a
+ * max_running set on a queue that had none), refill: its bucket is made again
+ * at the next claim, full (a rate set on a queue that had none).
+ */
+static void
+ensure_entry(const char *queue, bool recount, bool refill)
 {
 	LimitKey	key;
 	LimitEntry *e;
@@ -242,23 +292,27 @@ ensure_entry(const char *queue, bool fresh)
 	require_shmem();
 	make_key(&key, queue);
 	LWLockAcquire(limit_shared->lock, LW_EXCLUSIVE);
-	if (fresh)
-		(void) hash_search(limit_hash, &key, HASH_REMOVE, NULL);
 	e = hash_search(limit_hash, &key, HASH_ENTER_NULL, &found);
 	if (e != NULL && !found)
 	{
 		SpinLockInit(&e->mutex);
-		e->running = 0;
-		e->pending = 0;
-		e->ready = false;
-		e->rebuilder = 0;
-		e->epoch = 0;
+		reset_counts(e);
+		e->fill = false;
+		memset(&e->bucket, 0, sizeof(e->bucket));
+	}
+	/* no spinlock: every holder of one holds the hash's lock, shared */
+	if (e != NULL && found && recount)
+		reset_counts(e);
+	if (e != NULL && refill)
+	{
+		e->bucket.id = 0;
+		e->fill = true;
 	}
 	LWLockRelease(limit_shared->lock);
 	if (e == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many queues with a running limit"),
+				 errmsg("too many queues with a running or rate limit"),
 				 errdetail("awa_bgw.max_limited_queues (%d) queues of the cluster have one.",
 						   awa_bgw_max_limited_queues),
 				 errhint("Clear the limit of a queue that no longer needs it "
@@ -357,6 +411,114 @@ own_room_take(const char *queue, uint64 epoch, int32 n)
 			deltas[i].reused += k;
 			n -= k;
 		}
+}
+
+/* ---- the tokens this transaction took ---- */
+
+/* room for one more token delta, made before any bucket is changed */
+static void
+reserve_token_space(void)
+{
+	awa_limits_init();
+	if (ntdeltas < maxtdeltas)
+		return;
+	maxtdeltas = Max(8, maxtdeltas * 2);
+	tdeltas = tdeltas == NULL
+		? MemoryContextAlloc(TopMemoryContext, maxtdeltas * sizeof(TokenDelta))
+		: repalloc(tdeltas, maxtdeltas * sizeof(TokenDelta));
+}
+
+/* adds n (negative: given back) to the tokens of (queue, level, bucket); space was reserved */
+static void
+note_tokens(const char *queue, int level, uint64 bucket, int32 n)
+{
+	TokenDelta *d = NULL;
+	int			i;
+
+	for (i = 0; i < ntdeltas && d == NULL; i++)
+		if (tdeltas[i].level == level && tdeltas[i].bucket == bucket &&
+			strcmp(tdeltas[i].queue, queue) == 0)
+			d = &tdeltas[i];
+	if (d == NULL)
+	{
+		Assert(ntdeltas < maxtdeltas);
+		d = &tdeltas[ntdeltas++];
+		memset(d, 0, sizeof(*d));
+		strlcpy(d->queue, queue, QL_KEY_LEN);
+		d->level = level;
+		d->bucket = bucket;
+	}
+	d->tokens += n;
+}
+
+/*
+ * An abort gives n tokens back to the queue's bucket when it is still the
+ * one they were taken from (up to its burst), and wakes as many waiting
+ * claimers, which sleep until a token is due otherwise.
+ */
+static void
+give_tokens(const char *queue, uint64 bucket, int32 n)
+{
+	LimitEntry *e;
+	bool		given = false;
+
+	if (limit_hash == NULL || n <= 0)
+		return;
+	LWLockAcquire(limit_shared->lock, LW_SHARED);
+	e = find_entry(queue);
+	if (e != NULL)
+	{
+		SpinLockAcquire(&e->mutex);
+		if (e->bucket.id == bucket)
+		{
+			awa_bucket_give(&e->bucket, n);
+			given = true;
+		}
+		SpinLockRelease(&e->mutex);
+	}
+	LWLockRelease(limit_shared->lock);
+	if (given)
+		awa_wake_queue_waiters(queue, n);
+}
+
+/* The transaction ends: an abort gives its tokens back; a commit or a PREPARE spends them. */
+static void
+tokens_at_end(bool abort)
+{
+	int			i;
+
+	for (i = 0; abort && i < ntdeltas; i++)
+		give_tokens(tdeltas[i].queue, tdeltas[i].bucket, tdeltas[i].tokens);
+	ntdeltas = 0;
+}
+
+/*
+ * The subtransaction at level ends: at its commit its tokens go to its
+ * parent (the array only shrinks), at its abort back to their buckets.
+ */
+static void
+tokens_at_sub_end(int level, bool abort)
+{
+	int			n = ntdeltas;
+	int			kept = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		TokenDelta	d = tdeltas[i];
+
+		if (d.level < level)
+			tdeltas[kept++] = d;
+		else if (abort)
+			give_tokens(d.queue, d.bucket, d.tokens);
+		else
+		{
+			ntdeltas = kept;
+			note_tokens(d.queue, level - 1, d.bucket, d.tokens);
+			kept = ntdeltas;
+		}
+	}
+	ntdeltas = kept;
 }
 
 /*
@@ -524,6 +686,7 @@ limits_xact_callback(XactEvent event, void *arg)
 				apply_delta(&deltas[i], event == XACT_EVENT_COMMIT ||
 							event == XACT_EVENT_PARALLEL_COMMIT);
 			ndeltas = 0;
+			tokens_at_end(event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT);
 			resolve_prepared();
 			return;
 		case XACT_EVENT_PRE_PREPARE:
@@ -531,6 +694,8 @@ limits_xact_callback(XactEvent event, void *arg)
 				prepare_deltas(GetTopTransactionIdIfAny());
 			return;
 		case XACT_EVENT_PREPARE:
+			/* its tokens stay spent, whether it is committed or rolled back */
+			ntdeltas = 0;
 			break;
 		default:
 			return;
@@ -549,6 +714,7 @@ limits_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 	if (event != SUBXACT_EVENT_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB)
 		return;
+	tokens_at_sub_end(level, event == SUBXACT_EVENT_ABORT_SUB);
 	for (i = 0; i < n; i++)
 	{
 		LimitDelta	d = deltas[i];
@@ -669,21 +835,71 @@ rebuild(const char *queue)
 
 typedef enum
 {
-	RESERVED,					/* the entry was ready: *took is the room taken */
+	RESERVED,					/* claim->reserved is what was taken */
 	MISSING,					/* no entry: create it */
 	WAIT,						/* another backend counts */
 	REBUILD						/* this backend counts */
 } ReserveStep;
 
+/* the entry's bucket, refilled as of now, or made (the entry's lock held) */
+static TokenBucket *
+entry_bucket(LimitEntry *e, const AwaQueueLimits *lim, int64 now)
+{
+	if (e->bucket.id == 0)
+	{
+		awa_bucket_make(&e->bucket, pg_atomic_fetch_add_u64(&limit_shared->next_epoch, 1),
+						lim->rate, lim->per_us, lim->burst, e->fill, now);
+		e->fill = false;
+	}
+	else
+		awa_bucket_refill(&e->bucket, lim->rate, lim->per_us, lim->burst, now);
+	return &e->bucket;
+}
+
 /*
- * One try at the reservation, under the locks: the room the shared count
- * leaves, and that of the transaction's own closes (*own: how much of *took
- * came from them). *other: a rebuilder seen.
+ * The reservation itself, under the entry's spinlock: at most asked, at most
+ * the bucket's whole tokens (a rate), at most the room the shared count and
+ * the transaction's own closes leave (max_running; *own: how much came from
+ * those closes); the tokens of what it reserved taken.
+ */
+static void
+reserve_locked(LimitEntry *e, const char *queue, const AwaQueueLimits *lim, int asked,
+			   int64 now, LimitClaim *claim, int *own)
+{
+	TokenBucket *b = lim->rate > 0 ? entry_bucket(e, lim, now) : NULL;
+	int			want = b != NULL ? Min(asked, awa_bucket_whole(b)) : asked;
+	int			took = want;
+
+	*own = 0;
+	if (lim->max_running > 0)
+	{
+		int32		shared_room = lim->max_running - e->running - e->pending;
+
+		*own = Min(want, own_room(queue, e->epoch));
+		took = *own + Max(0, Min(want - *own, shared_room));
+		e->pending += took;
+		claim->counted = true;
+		claim->epoch = e->epoch;
+	}
+	if (b != NULL)
+	{
+		(void) awa_bucket_take(b, took);
+		claim->bucket = b->id;
+		claim->due_us = took == 0 ? awa_bucket_due_us(b) : 0;
+	}
+	claim->reserved = took;
+}
+
+/*
+ * One try at the reservation, under the locks (a queue with max_running
+ * waits for its entry's count, a queue with a rate alone needs none).
+ * *other: a rebuilder seen.
  */
 static ReserveStep
-reserve_step(const char *queue, int32 max_running, int asked, int *took, int *own,
-			 uint64 *epoch, int *other)
+reserve_step(const char *queue, const AwaQueueLimits *lim, int asked, LimitClaim *claim,
+			 int *own, int *other)
 {
+	int64		now = lim->rate > 0 ? awa_bucket_now() : 0;
 	LimitEntry *e;
 	ReserveStep step;
 
@@ -695,15 +911,9 @@ reserve_step(const char *queue, int32 max_running, int asked, int *took, int *ow
 		return MISSING;
 	}
 	SpinLockAcquire(&e->mutex);
-	if (e->ready)
+	if (e->ready || lim->max_running <= 0)
 	{
-		int32		shared_room = max_running - e->running - e->pending;
-		int32		own_closes = own_room(queue, e->epoch);
-
-		*own = Min(asked, own_closes);
-		*took = *own + Max(0, Min(asked - *own, shared_room));
-		e->pending += *took;
-		*epoch = e->epoch;
+		reserve_locked(e, queue, lim, asked, now, claim, own);
 		step = RESERVED;
 	}
 	else if (e->rebuilder == 0 || e->rebuilder == *other || e->rebuilder == MyProcPid)
@@ -722,36 +932,52 @@ reserve_step(const char *queue, int32 max_running, int asked, int *took, int *ow
 	return step;
 }
 
+/* what a reservation leaves to the transaction's end (space was reserved) */
+static void
+note_reserved(const char *queue, const LimitClaim *claim, int own)
+{
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (claim->counted)
+	{
+		if (claim->reserved > 0)
+			delta_for(queue, level, claim->epoch, false)->claimed += claim->reserved;
+		own_room_take(queue, claim->epoch, own);
+	}
+	if (claim->bucket != 0 && claim->reserved > 0)
+		note_tokens(queue, level, claim->bucket, claim->reserved);
+}
+
 /*
- * Reserves room for at most asked attempts of the queue, whose limit is
- * max_running: returns how many (0: none, the queue is at its limit), and
- * the entry's epoch for awa_limit_settle. Counts the queue's open attempts
- * first when its entry is not ready.
+ * Reserves at most asked attempts of the queue under its limits lim: room
+ * under max_running, tokens of its rate. Returns how many (0: none, the
+ * queue is at its limit or out of tokens), and in *claim what
+ * awa_limit_settle needs, and when the next token is due. Counts the queue's
+ * open attempts first when it has max_running and its entry is not ready.
  */
 int
-awa_limit_reserve(text *queue_t, int32 max_running, int asked, uint64 *epoch)
+awa_limit_reserve(text *queue_t, const AwaQueueLimits *lim, int asked, LimitClaim *claim)
 {
 	char		queue[QL_KEY_LEN];
 	int			other = 0;
-	int			took = 0;
 	int			own = 0;
 
 	require_shmem();
 	text_to_cstring_buffer(queue_t, queue, sizeof(queue));
-	resolve_prepared();
+	memset(claim, 0, sizeof(*claim));
+	if (lim->max_running > 0)
+		resolve_prepared();
 	for (;;)
 	{
 		reserve_delta_space();
-		switch (reserve_step(queue, max_running, asked, &took, &own, epoch, &other))
+		reserve_token_space();
+		switch (reserve_step(queue, lim, asked, claim, &own, &other))
 		{
 			case RESERVED:
-				if (took > 0)
-					delta_for(queue, GetCurrentTransactionNestLevel(), *epoch,
-							  false)->claimed += took;
-				own_room_take(queue, *epoch, own);
-				return took;
+				note_reserved(queue, claim, own);
+				return claim->reserved;
 			case MISSING:
-				ensure_entry(queue, false);
+				ensure_entry(queue, false, false);
 				break;
 			case REBUILD:
 				rebuild(queue);
@@ -771,37 +997,52 @@ awa_limit_reserve(text *queue_t, int32 max_running, int asked, uint64 *epoch)
 	}
 }
 
-/*
- * The lanes answered the claim that reserved 'reserved' with 'took' entries:
- * the rest of the room is given back at once. No one is woken: the lanes
- * gave this claim nothing more, and a claimer that looked while the room was
- * reserved was woken by a commit and looks again after 1, 2 ... 64 ms
- * (wait.c); a waiting claimer woken here could be this one, looking again at
- * once, for ever. Room the transaction's own closes gave stays taken (a
- * close's room goes to one claim of its transaction, used or not).
- */
-void
-awa_limit_settle(text *queue_t, uint64 epoch, int reserved, int took)
+/* gives unused room and tokens of the claim back to its entry */
+static void
+settle_shared(const char *queue, const LimitClaim *claim, int unused)
 {
-	char		queue[QL_KEY_LEN];
-	int			unused = reserved - took;
 	LimitEntry *e;
 
-	if (unused <= 0)
-		return;
-	text_to_cstring_buffer(queue_t, queue, sizeof(queue));
-	reserve_delta_space();
-	delta_for(queue, GetCurrentTransactionNestLevel(), epoch, false)->claimed -= unused;
 	LWLockAcquire(limit_shared->lock, LW_SHARED);
 	e = find_entry(queue);
 	if (e != NULL)
 	{
 		SpinLockAcquire(&e->mutex);
-		if (e->ready && e->epoch == epoch)
+		if (claim->counted && e->ready && e->epoch == claim->epoch)
 			e->pending = Max(e->pending - unused, 0);
+		if (claim->bucket != 0 && e->bucket.id == claim->bucket)
+			awa_bucket_give(&e->bucket, unused);
 		SpinLockRelease(&e->mutex);
 	}
 	LWLockRelease(limit_shared->lock);
+}
+
+/*
+ * The lanes answered the claim with 'took' entries: the rest of its room and
+ * of its tokens is given back at once. No one is woken: the lanes gave this
+ * claim nothing more, and a claimer that looked while the room was reserved
+ * was woken by a commit and looks again after 1, 2 ... 64 ms (wait.c); a
+ * waiting claimer woken here could be this one, looking again at once, for
+ * ever. Room the transaction's own closes gave stays taken (a close's room
+ * goes to one claim of its transaction, used or not).
+ */
+void
+awa_limit_settle(text *queue_t, const LimitClaim *claim, int took)
+{
+	char		queue[QL_KEY_LEN];
+	int			unused = claim->reserved - took;
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (unused <= 0)
+		return;
+	text_to_cstring_buffer(queue_t, queue, sizeof(queue));
+	reserve_delta_space();
+	reserve_token_space();
+	if (claim->counted)
+		delta_for(queue, level, claim->epoch, false)->claimed -= unused;
+	if (claim->bucket != 0)
+		note_tokens(queue, level, claim->bucket, -unused);
+	settle_shared(queue, claim, unused);
 }
 
 /* ---- closes ---- */
@@ -848,15 +1089,18 @@ awa_note_closed(PG_FUNCTION_ARGS)
 }
 
 /*
- * awa_internal.queue_limit_entry(queue text, fresh boolean): the queue's
- * shared entry, made before its limit is written (53400 when the table is
- * full); fresh replaces one left by an earlier limit, whose counts stopped
- * when it was cleared.
+ * awa_internal.queue_limit_entry(queue text, recount boolean, refill
+ * boolean): the queue's shared entry, made before its limits are written
+ * (53400 when the table is full); recount starts its running count again (a
+ * max_running on a queue that had none: the closes were not counted, or
+ * counted by an earlier limit since cleared), refill makes its bucket again,
+ * full, at the next claim (a rate on a queue that had none).
  */
 Datum
 awa_queue_limit_entry(PG_FUNCTION_ARGS)
 {
-	ensure_entry(text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_BOOL(1));
+	ensure_entry(text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_BOOL(1),
+				 PG_GETARG_BOOL(2));
 	PG_RETURN_VOID();
 }
 
@@ -876,17 +1120,22 @@ awa_queue_limit_forget(PG_FUNCTION_ARGS)
 
 /*
  * awa_internal.queue_limit_state(queue text, OUT running int, OUT pending
- * int, OUT ready boolean): the queue's shared counts; no row without an entry
+ * int, OUT ready boolean, OUT tokens int): the queue's shared counts, and the
+ * whole tokens its bucket would hold if refilled now (NULL: no bucket made
+ * yet); no row without an entry. Reading refills nothing.
  */
 Datum
 awa_queue_limit_state(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int64		now = awa_bucket_now();
 	LimitEntry *e;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
+	TokenBucket b;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
 	bool		found = false;
 
+	memset(&b, 0, sizeof(b));
 	InitMaterializedSRF(fcinfo, 0);
 	require_shmem();
 	LWLockAcquire(limit_shared->lock, LW_SHARED);
@@ -897,11 +1146,18 @@ awa_queue_limit_state(PG_FUNCTION_ARGS)
 		values[0] = Int32GetDatum(e->running);
 		values[1] = Int32GetDatum(e->pending);
 		values[2] = BoolGetDatum(e->ready);
+		b = e->bucket;
 		SpinLockRelease(&e->mutex);
 		found = true;
 	}
 	LWLockRelease(limit_shared->lock);
-	if (found)
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	if (!found)
+		return (Datum) 0;
+	/* the copy refilled at its own parameters */
+	if (b.id != 0)
+		awa_bucket_refill(&b, b.rate, b.per_us, b.burst, now);
+	values[3] = Int32GetDatum(b.id != 0 ? awa_bucket_whole(&b) : 0);
+	nulls[3] = b.id == 0;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

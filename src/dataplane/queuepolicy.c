@@ -1,14 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * queuepolicy.c
- *	  Per-queue grants, pauses and running limits on the hot paths
+ *	  Per-queue grants, pauses, running and rate limits on the hot paths
  *	  (docs/operations.md, "Roles and the trust model"; docs/usage.md,
  *	  "Running limits"): a backend's cache of each queue's policy, read from
  *	  awa.queue_privileges, awa.queue_pauses and awa_internal.queue_limits,
  *	  and the checks the API makes with it.
  *
  * A queue's entry holds its grants (role, privilege bits), whether it is
- * paused, and its max_running (0: none; the counts are src/dataplane/limits.c's).
+ * paused, and its limits: max_running, and rate, rate_per and burst (0: none;
+ * the counts and the token bucket are src/dataplane/limits.c's).
  * A queue with no grants is open to every role that may call the API; one
  * with grants only to superusers, roles with the privileges of the
  * extension's owner, and roles with the privileges of a grantee
@@ -48,6 +49,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "src/dataplane/checks.h"
 #include "src/dataplane/queuepolicy.h"
@@ -73,7 +75,7 @@ typedef struct QueuePolicy
 {
 	char		queue[QP_KEY_LEN];
 	bool		paused;
-	int32		max_running;	/* 0: no running limit */
+	AwaQueueLimits limits;		/* 0: none */
 	Oid			owner;			/* the extension's owner (of the grants table) */
 	int			ngrants;		/* 0: open to every role that may call the API */
 	QueueGrant *grants;			/* in policy_cxt */
@@ -217,40 +219,61 @@ read_grants(const char *queue, QueueGrant **grants, Oid *owner)
 	return n;
 }
 
-/* the number of the named column in desc (an error when there is none) */
-static int
-desc_column(TupleDesc desc, const char *name)
+/* the value of the named column of tup, NULL when it is, or when there is none */
+static bool
+row_value(HeapTuple tup, TupleDesc desc, const char *name, Datum *value)
 {
+	bool		isnull = true;
 	int			i;
 
+	*value = (Datum) 0;
 	for (i = 0; i < desc->natts; i++)
 		if (strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
-			return i + 1;
-	elog(ERROR, "awa_bgw: a queue policy table has no column %s", name);
-	return 0;					/* keep compiler quiet */
+			*value = heap_getattr(tup, i + 1, desc, &isnull);
+	return !isnull;
+}
+
+/* an interval (a rate_per, at most a day) in microseconds */
+static int64
+interval_us(const Interval *iv)
+{
+	return iv->time + (int64) iv->day * USECS_PER_DAY +
+		(int64) iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
 }
 
 /*
- * The queue's max_running, read (0: none, or an older schema without the
- * table awa_internal.queue_limits)
+ * The queue's limits, read (zeros: none, or an older schema without the
+ * table awa_internal.queue_limits). A rate is kept only with a rate_per and
+ * a burst in the bounds the table's checks hold it to.
  */
-static int32
-read_max_running(const char *queue)
+static void
+read_limits(const char *queue, AwaQueueLimits *lim)
 {
 	TupleDesc	desc = NULL;
 	Oid			owner;
 	List	   *rows;
-	bool		isnull;
-	Datum		d;
+	HeapTuple	tup;
+	Datum		d = (Datum) 0;
 
+	memset(lim, 0, sizeof(*lim));
 	if (awa_internal_namespace() == awa_namespace())
-		return 0;
+		return;
 	rows = policy_rows(awa_internal_namespace(), "queue_limits", queue, &desc, &owner,
 					   &limits_relid);
 	if (rows == NIL)
-		return 0;
-	d = heap_getattr(linitial(rows), desc_column(desc, "max_running"), desc, &isnull);
-	return isnull ? 0 : DatumGetInt32(d);
+		return;
+	tup = linitial(rows);
+	if (row_value(tup, desc, "max_running", &d))
+		lim->max_running = DatumGetInt32(d);
+	if (row_value(tup, desc, "rate", &d))
+		lim->rate = DatumGetInt32(d);
+	if (row_value(tup, desc, "rate_per", &d))
+		lim->per_us = interval_us(DatumGetIntervalP(d));
+	if (row_value(tup, desc, "burst", &d))
+		lim->burst = DatumGetInt32(d);
+	if (lim->rate < 1 || lim->per_us < 1000 || lim->per_us > USECS_PER_DAY ||
+		lim->burst < 1 || lim->burst > 1000000)
+		lim->rate = lim->per_us = lim->burst = 0;
 }
 
 /* The queue's policy: cached, or read and cached. */
@@ -262,7 +285,7 @@ queue_policy(text *queue)
 	QueueGrant *grants;
 	Oid			owner = InvalidOid;
 	bool		paused;
-	int32		max_running;
+	AwaQueueLimits limits;
 	int			n;
 	bool		found;
 
@@ -276,13 +299,13 @@ queue_policy(text *queue)
 		return e;
 	n = read_grants(key, &grants, &owner);
 	paused = read_paused(key);
-	max_running = read_max_running(key);
+	read_limits(key, &limits);
 	/* what the reads' locks invalidated predates what they read */
 	if (policies_stale)
 		forget_policies();
 	e = hash_search(policy_cache(), key, HASH_ENTER, &found);
 	e->paused = paused;
-	e->max_running = max_running;
+	e->limits = limits;
 	e->owner = owner;
 	e->ngrants = n;
 	e->grants = MemoryContextAlloc(policy_cxt, Max(n, 1) * sizeof(QueueGrant));
@@ -355,14 +378,14 @@ awa_queue_paused(text *queue)
 
 /*
  * The claim's view of the queue, in one cache lookup: whether it is paused
- * (as awa_queue_paused) and its max_running (0: none).
+ * (as awa_queue_paused) and its limits (zeros: none).
  */
 bool
-awa_queue_claim_policy(text *queue, int32 *max_running)
+awa_queue_claim_policy(text *queue, AwaQueueLimits *limits)
 {
 	QueuePolicy *p = queue_policy(queue);
 
-	*max_running = p->max_running;
+	*limits = p->limits;
 	return p->paused && read_paused(p->queue);
 }
 
@@ -383,9 +406,9 @@ awa_queue_max_running(text *queue)
 		text_to_cstring_buffer(queue, key, sizeof(key));
 		e = hash_search(policies, key, HASH_FIND, NULL);
 		if (e != NULL)
-			return e->max_running;
+			return e->limits.max_running;
 	}
-	return queue_policy(queue)->max_running;
+	return queue_policy(queue)->limits.max_running;
 }
 
 static int

@@ -24,7 +24,10 @@
  * claimer. A woken claimer that finds nothing (a lane locked by another
  * claimer) looks again after 1, 2, 4 ... 64 ms before it sleeps again; one
  * that leaves without looking (its wait ended, or it was cancelled) passes
- * its wake-up on to another waiter of the queue.
+ * its wake-up on to another waiter of the queue. A look that took nothing for
+ * want of a token of the queue's rate (src/dataplane/limits.c) also sets a
+ * timer: the claimer looks again when the next token is due, woken or not,
+ * since no commit announces a token.
  *
  * The statement's snapshot: a claim that waits must be its statement's only
  * reader (SELECT ... FROM awa.claim(...) or SELECT awa.claim(...), called by
@@ -688,6 +691,15 @@ look_for_work(FunctionCallInfo fcinfo, ReturnSetInfo *rsinfo)
 	return got;
 }
 
+/* when the last look's claim says the queue's next token is due (0: not waiting for one) */
+static TimestampTz
+token_due_at(void)
+{
+	int64		us = awa_claim_token_due_us();
+
+	return us > 0 ? GetCurrentTimestamp() + us : 0;
+}
+
 /*
  * Sleeps until woken or until the deadline, looking for work after each
  * wake-up and, while a look after a wake-up finds nothing, again after 1, 2,
@@ -695,11 +707,13 @@ look_for_work(FunctionCallInfo fcinfo, ReturnSetInfo *rsinfo)
  * (awa_claim_missed_busy_lane; busy: the look before the sleep did), it looks
  * again every AWA_RETRY_MAX_MS at most until that ends, woken or not: what
  * holds the lane, such as a claim-ring prune carrying its position, may wake
- * no one when it ends. Returns whether it took jobs.
+ * no one when it ends. While the last look found no token of the queue's
+ * rate (due: when the next is, else 0), it looks again when that one is due.
+ * Returns whether it took jobs.
  */
 static bool
 sleep_for_work(FunctionCallInfo fcinfo, ReturnSetInfo *rsinfo, TimestampTz deadline,
-			   bool busy)
+			   bool busy, TimestampTz due)
 {
 	int			retry_ms = busy ? 1 : 0;
 
@@ -714,6 +728,8 @@ sleep_for_work(FunctionCallInfo fcinfo, ReturnSetInfo *rsinfo, TimestampTz deadl
 		timeout = TimestampDifferenceMilliseconds(now, deadline);
 		if (retry_ms > 0)
 			timeout = Min(timeout, retry_ms);
+		if (due != 0)
+			timeout = Min(timeout, TimestampDifferenceMilliseconds(now, due));
 		rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 					   Max(timeout, 1), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
@@ -723,11 +739,12 @@ sleep_for_work(FunctionCallInfo fcinfo, ReturnSetInfo *rsinfo, TimestampTz deadl
 		else if (retry_ms > 0 && (rc & WL_TIMEOUT))
 			retry_ms = retry_ms >= AWA_RETRY_MAX_MS ? (busy ? AWA_RETRY_MAX_MS : 0)
 				: retry_ms * 2;
-		else
+		else if (due == 0 || GetCurrentTimestamp() < due)
 			continue;			/* the wait ended, or the latch was set for another reason */
 		if (look_for_work(fcinfo, rsinfo))
 			return true;
 		busy = awa_claim_missed_busy_lane();
+		due = token_due_at();
 	}
 }
 
@@ -790,7 +807,8 @@ awa_claim(PG_FUNCTION_ARGS)
 		if (!got)
 		{
 			release_statement_snapshot(qd);
-			got = sleep_for_work(fcinfo, rsinfo, deadline, awa_claim_missed_busy_lane());
+			got = sleep_for_work(fcinfo, rsinfo, deadline, awa_claim_missed_busy_lane(),
+								 token_due_at());
 			restore_statement_snapshot(qd);
 		}
 	}

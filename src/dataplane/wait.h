@@ -22,6 +22,7 @@ extern void awa_wait_shmem_startup(void);
 
 extern void awa_claim_now_args(FunctionCallInfo fcinfo, int first, ReturnSetInfo *rsi);
 extern bool awa_claim_missed_busy_lane(void);
+extern int64 awa_claim_token_due_us(void);
 extern void awa_note_claimed_lane(text *queue, int taken, int32 lane);
 extern void awa_wake_queue_waiters(const char *queue, int n);
 extern void awa_note_enqueued_lane(text *queue, int jobs, int32 lane, int32 ready_slot);
