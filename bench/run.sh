@@ -61,6 +61,12 @@
 #   and the records naming pg_class by kind (rate windows) or the relations named by the
 #   most records (idle windows).
 #   The cost cell runs last and leaves the server without the library.
+# BENCH_CELLS=limits (awa_bgw only; issue 34) measures what limits that do not bind cost
+# a claim: claim+complete draining a backlog (as in the main table's cell, unbatched and
+# batched 32), on a queue without limits and on one with max_running 1,000,000 and a
+# rate of 1,000,000 per second (burst 1,000,000) set by awa.set_queue_limits, each
+# side on a fresh queue after a CHECKPOINT, ${BENCH_ROUNDS:-5} rounds in alternating
+# order; prints every round and the median of limited / unlimited.
 # BENCH_AWA_VERSION=0.8 measures that extension version (default: the default version).
 # BENCH_CONF='awa_bgw.rotate_fill = 1024' adds settings (lines) to the server's
 # postgresql.conf.
@@ -77,7 +83,7 @@ port=${BENCH_PORT:-5498}
 cells=${BENCH_CELLS:-all}
 create_ext="CREATE EXTENSION awa_bgw${BENCH_AWA_VERSION:+ VERSION '$BENCH_AWA_VERSION'}"
 tx_clients=${BENCH_TX_CLIENTS:-32}
-case "$cells" in all|main|tx|wake|e2e|wal|cost) ;; *) echo "BENCH_CELLS must be all, main, tx, wake, e2e, wal or cost" >&2; exit 2;; esac
+case "$cells" in all|main|tx|wake|e2e|wal|cost|limits) ;; *) echo "BENCH_CELLS must be all, main, tx, wake, e2e, wal, cost or limits" >&2; exit 2;; esac
 rounds=${BENCH_ROUNDS:-5}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=${PGBIN:-/usr/lib/postgresql/15/bin}
@@ -197,6 +203,45 @@ done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
 echo "median awa_bgw / baseline: end-to-end unbatched $(median "${ratios1[@]}"), batched 32 $(median "${ratios32[@]}"), loop $(median "${ratiosl[@]}")"
+echo "($secs s per side, $clients clients, $rounds rounds, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
+fi
+
+if [ "$cells" = limits ]; then
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+drain_side() {   # drain_side none|limited sfx: completions/s draining a backlog
+    local n0 n1
+    reset_queues
+    # the backlog, by $clients concurrent producers (spread over the lanes): 5,000 jobs
+    # per second of the cell unbatched, 50,000 batched (more than either drains)
+    local per=$([ "$2" = _batch ] && echo 50000 || echo 5000)
+    "${run_as[@]}" "$bin/pgbench" -n -c "$clients" -j 2 -t $((secs * per / 32 / clients + 1)) -h "$work" -p "$port" \
+        -U postgres -f "$work/producer_batch.sql" postgres >/dev/null 2>&1
+    if [ "$1" = limited ]; then
+        "${psql[@]}" -c "SELECT awa.set_queue_limits('bench', max_running => 1000000,
+                             rate => 1000000, rate_per => '1 second', burst => 1000000)" >/dev/null
+    fi
+    "${psql[@]}" -c CHECKPOINT >/dev/null
+    n0=$(awa_done); pgb -f "$work/consumer$2.sql" >/dev/null; n1=$(awa_done)
+    rate "$n0" "$n1"
+}
+echo "| round | batch | order | no limit jobs/s | limits that do not bind jobs/s | limited / none |"
+echo "|---|---|---|---|---|---|"
+lr1=(); lr32=()
+for r in $(seq 1 "$rounds"); do
+    for batch in 1 32; do
+        sfx=$([ "$batch" = 32 ] && echo _batch || echo)
+        if [ $((r % 2)) = 1 ]; then
+            a=$(drain_side none "$sfx"); b=$(drain_side limited "$sfx"); order="none first"
+        else
+            b=$(drain_side limited "$sfx"); a=$(drain_side none "$sfx"); order="limited first"
+        fi
+        q=$(ratio "$b" "$a")
+        if [ "$batch" = 1 ]; then lr1+=("$q"); else lr32+=("$q"); fi
+        echo "| $r | $batch | $order | $a | $b | $q |"
+    done
+done
+echo
+echo "median limited / none: claim+complete unbatched $(median "${lr1[@]}"), batched 32 $(median "${lr32[@]}")"
 echo "($secs s per side, $clients clients, $rounds rounds, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
 fi
 

@@ -341,17 +341,27 @@ awa_limits_init(void)
 	callbacks_registered = true;
 }
 
+/*
+ * Room for one more element in a backend-local array of n used of *max
+ * (doubled when full, in TopMemoryContext); the array, perhaps moved.
+ */
+static void *
+array_room(void *array, int n, int *max, Size elem)
+{
+	awa_limits_init();
+	if (n < *max)
+		return array;
+	*max = Max(8, *max * 2);
+	return array == NULL
+		? MemoryContextAlloc(TopMemoryContext, *max * elem)
+		: repalloc(array, *max * elem);
+}
+
 /* room for one more delta, made before any shared count is changed */
 static void
 reserve_delta_space(void)
 {
-	awa_limits_init();
-	if (ndeltas < maxdeltas)
-		return;
-	maxdeltas = Max(8, maxdeltas * 2);
-	deltas = deltas == NULL
-		? MemoryContextAlloc(TopMemoryContext, maxdeltas * sizeof(LimitDelta))
-		: repalloc(deltas, maxdeltas * sizeof(LimitDelta));
+	deltas = array_room(deltas, ndeltas, &maxdeltas, sizeof(LimitDelta));
 }
 
 /* the delta of (queue, level, epoch, absorbed); space was reserved */
@@ -419,13 +429,7 @@ own_room_take(const char *queue, uint64 epoch, int32 n)
 static void
 reserve_token_space(void)
 {
-	awa_limits_init();
-	if (ntdeltas < maxtdeltas)
-		return;
-	maxtdeltas = Max(8, maxtdeltas * 2);
-	tdeltas = tdeltas == NULL
-		? MemoryContextAlloc(TopMemoryContext, maxtdeltas * sizeof(TokenDelta))
-		: repalloc(tdeltas, maxtdeltas * sizeof(TokenDelta));
+	tdeltas = array_room(tdeltas, ntdeltas, &maxtdeltas, sizeof(TokenDelta));
 }
 
 /* adds n (negative: given back) to the tokens of (queue, level, bucket); space was reserved */
