@@ -5,7 +5,8 @@
  *	  awa.check_job(queue, kind, args, priority, run_at, max_attempts), which
  *	  enqueue, enqueue_batch (once per job) and register_queue call; and the
  *	  checks the C hot paths make of their calls before anything else (READ
- *	  COMMITTED, a name, a payload's size).
+ *	  COMMITTED, a name, a payload's size), and an interval argument's
+ *	  microseconds.
  *
  * The rules, messages, SQLSTATEs and hints are those of the PL/pgSQL
  * check_name, check_payload and check_job of api/jobs.sql (which 0.7 and 0.8
@@ -173,6 +174,14 @@ awa_check_job_datums(const Datum *v, const bool *n)
 				 errmsg("max_attempts %s is out of range", n[5] ? "NULL" : num),
 				 errhint("max_attempts runs from 1 to 1000.")));
 	}
+}
+
+/* an interval in microseconds, a month counted as 30 days (a wait, a rate_per) */
+int64
+awa_interval_us(const Interval *iv)
+{
+	return iv->time + (int64) iv->day * USECS_PER_DAY +
+		(int64) iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
 }
 
 /*

@@ -233,14 +233,6 @@ row_value(HeapTuple tup, TupleDesc desc, const char *name, Datum *value)
 	return !isnull;
 }
 
-/* an interval (a rate_per, at most a day) in microseconds */
-static int64
-interval_us(const Interval *iv)
-{
-	return iv->time + (int64) iv->day * USECS_PER_DAY +
-		(int64) iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
-}
-
 /*
  * The queue's limits, read (zeros: none, or an older schema without the
  * table awa_internal.queue_limits). A rate is kept only with a rate_per and
@@ -268,7 +260,7 @@ read_limits(const char *queue, AwaQueueLimits *lim)
 	if (row_value(tup, desc, "rate", &d))
 		lim->rate = DatumGetInt32(d);
 	if (row_value(tup, desc, "rate_per", &d))
-		lim->per_us = interval_us(DatumGetIntervalP(d));
+		lim->per_us = awa_interval_us(DatumGetIntervalP(d));
 	if (row_value(tup, desc, "burst", &d))
 		lim->burst = DatumGetInt32(d);
 	if (lim->rate < 1 || lim->per_us < 1000 || lim->per_us > USECS_PER_DAY ||

@@ -758,8 +758,7 @@ wait_us(FunctionCallInfo fcinfo)
 	if (PG_NARGS() < 4 || PG_ARGISNULL(3))
 		return 0;
 	wait = PG_GETARG_INTERVAL_P(3);
-	us = wait->time + (int64) wait->day * USECS_PER_DAY +
-		(int64) wait->month * DAYS_PER_MONTH * USECS_PER_DAY;
+	us = awa_interval_us(wait);
 	if (us < 0 || us > AWA_MAX_WAIT_US)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
