@@ -23,7 +23,9 @@
 # the same major), BENCH_PGQ_ROTATION (PgQ's
 # rotation_period, default a third of the pin, at least 10 s), BENCH_PGQ_MAINT (pgqd's
 # maint_period, default 30 s, at most 120), BENCH_CONF (lines added to the server's
-# postgresql.conf, e.g. 'awa_bgw.rotate_fill = 1024').
+# postgresql.conf, e.g. 'awa_bgw.rotate_fill = 1024'), BENCH_AWA_SQL (SQL run after
+# awa_bgw's setup, e.g. "SELECT awa.set_queue_limits('pinned', 64, 2000)": limits on
+# the measured queue).
 #
 # Run as root (the server then runs as user postgres; missing packages are installed
 # with apt-get) or as a user who can initdb. bench/README.md explains the output.
@@ -188,6 +190,7 @@ install_system() {
         skip) "${psql[@]}" -f "$work/skip.sql" >/dev/null ;;
         awa)  q "CREATE EXTENSION awa_bgw" >/dev/null
               "${psql[@]}" -f "$work/awa.sql" >/dev/null
+              [ -z "${BENCH_AWA_SQL:-}" ] || q "$BENCH_AWA_SQL" >/dev/null
               wait_for "SELECT state = 'leader' FROM awa.maintenance_status WHERE database = '$db'" 120 \
                        "the awa_bgw worker to lead"
               wait_for "SELECT awa_internal.ring_authority() = 'ledger'" 120 "the ring authority to be the ledger" ;;

@@ -726,36 +726,53 @@ is(status('pid'), $worker_pid, 'the same worker process');
 is(leader_lock_holders(), $worker_pid, 'and it holds the leader lock again');
 
 #---------------------------------------------------------------------------
-# 10. A failing step: the queue ledger is locked, rotate waits into
-#     awa_bgw.step_timeout; the error is logged, counted and shown, and the
-#     worker goes on.
+# 10. An outsider locks the queue ring's ledger: the queue ring's rotate and
+#     prune do not wait for it (every lock wait of theirs is bounded by
+#     awa_bgw.prune_lock_timeout): they report lock_timeout, no step fails, and
+#     the other rings go on. Then a step that does wait for a lock (promotion,
+#     with awa.deferred_jobs locked) waits into awa_bgw.step_timeout: the error
+#     is logged, counted and shown, and the worker goes on.
 
 reload_with(q{SET awa_bgw.step_timeout = '1s'});
 my $errors0 = status('errors');
 $log_offset = -s $node->logfile;
+# a job waiting in the queue ring, so that its rotation is tried (an idle ring is
+# not) while the lock is held
+sql(q{SELECT awa.enqueue('q_locked', 'k')});
 
 my $locker = $node->background_psql('postgres');
 $locker->set_query_timer_restart;
 $locker->query_safe(
 	'BEGIN; LOCK TABLE awa.queue_ring_rotations IN ACCESS EXCLUSIVE MODE');
 
-wait_until('the blocked steps fail and are counted',
-	"SELECT errors >= $errors0 + 2 FROM awa.maintenance_status WHERE database = 'postgres'"
-);
+wait_until('rotate and prune of the queue ring give way to the lock',
+	q{SELECT (rotations->'queue'->>'last_blocker') || '/' || (prunes->'queue'->>'last_reason')
+	    FROM awa.maintenance_status WHERE database = 'postgres'},
+	'lock_timeout/lock_timeout');
+my $claim_ticks = ring_ticks('claim');
+wait_until('the other rings go on while the queue ring is locked',
+	"SELECT " . ticks_expr('claim')
+	  . " > $claim_ticks FROM awa.maintenance_status WHERE database = 'postgres'");
+is(status('errors'), $errors0, 'no step failed: none waited for the lock');
+$locker->query_safe('COMMIT');
+# (the job done, the ring can become idle again)
+is(sql(q{SELECT count(awa.complete(job_id, run_lease)) FROM awa.claim('q_locked')}), '1',
+	'the job enqueued before the lock is claimed and completed');
+
+$locker->query_safe('BEGIN; LOCK TABLE awa.deferred_jobs IN ACCESS EXCLUSIVE MODE');
+wait_until('the blocked promotion fails and is counted',
+	"SELECT awa.wake() AND errors >= $errors0 + 1 FROM awa.maintenance_status"
+	  . " WHERE database = 'postgres'");
 like(
 	status('last_error'),
-	qr/^(rotate|prune) of the queue ring: canceling statement due to statement timeout \(SQLSTATE 57014\)$/,
+	qr/^promotion of deferred jobs: canceling statement due to statement timeout \(SQLSTATE 57014\)$/,
 	'last_error names the step and the statement timeout');
 is(status('last_error_at IS NOT NULL'), 't', 'last_error_at set');
 ok( $node->wait_for_log(
-		qr/WARNING:  awa_bgw: (rotate|prune) of the queue ring failed: canceling statement due to statement timeout/,
+		qr/WARNING:  awa_bgw: promotion of deferred jobs failed: canceling statement due to statement timeout/,
 		$log_offset),
 	'the failure is logged as a WARNING');
 is(status('pid'), $worker_pid, 'the worker survived the errors');
-my $claim_ticks = ring_ticks('claim');
-wait_until('the other rings go on while the queue ring fails',
-	"SELECT " . ticks_expr('claim')
-	  . " > $claim_ticks FROM awa.maintenance_status WHERE database = 'postgres'");
 
 $locker->query_safe('COMMIT');
 $locker->quit;

@@ -10,7 +10,8 @@
 # crashes (immediate stop): shared memory is new after the restart, the first claim
 # counts the open attempts before it is served, and takes only the 2 places left. Last,
 # the worker's rescue of an abandoned attempt frees its place, and past
-# awa_bgw.max_limited_queues a limit is refused with 53400 until one is cleared.
+# awa_bgw.max_limited_queues a limit is refused with 53400 until one is cleared, or
+# until a database holding limited queues is dropped.
 
 use strict;
 use warnings;
@@ -152,6 +153,26 @@ sql(q{SELECT awa.set_queue_limits('third', 3)});
 is(sql(q{SELECT running || '/' || pending || '/' || ready
            FROM awa_internal.queue_limit_state('third')}), '0/0/false',
 	'once a limit is cleared its place takes another queue');
+
+# the places of a dropped database's queues come back: nothing runs in a dropped
+# database to give them back, so a full table takes them back before refusing
+sql(q{SELECT awa.clear_queue_limits('third')});
+my $lim_state = sql(q{SELECT running || '/' || pending || '/' || ready
+                        FROM awa_internal.queue_limit_state('lim')});
+$node->safe_psql('postgres', 'CREATE DATABASE gone');
+$node->safe_psql('gone', 'CREATE EXTENSION awa_bgw');
+$node->safe_psql('gone', q{SELECT awa.set_queue_limits('elsewhere', 1)});
+($rc, $out, $err) = $node->psql('postgres', q{SELECT awa.set_queue_limits('fourth', 3)});
+like($err, qr/too many queues with a running or rate limit/,
+	'the table is full again: the other database holds the freed place');
+$node->safe_psql('postgres', 'DROP DATABASE gone WITH (FORCE)');
+sql(q{SELECT awa.set_queue_limits('fourth', 3)});
+is(sql(q{SELECT running || '/' || pending || '/' || ready
+           FROM awa_internal.queue_limit_state('fourth')}), '0/0/false',
+	'once that database is dropped, its place takes another queue');
+is(sql(q{SELECT running || '/' || pending || '/' || ready
+           FROM awa_internal.queue_limit_state('lim')}), $lim_state,
+	"and the queue of this database that kept its place keeps its count ($lim_state)");
 
 $node->stop;
 done_testing();

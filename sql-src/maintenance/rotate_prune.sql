@@ -322,8 +322,53 @@ BEGIN
 END
 $$;
 
+-- Every lock wait of a rotation or a prune is bounded (0.10): lock_timeout is this,
+-- awa_bgw.prune_lock_timeout, from its first statement, and a lock not granted within
+-- it makes the call skip or report blocked, never wait on. An outsider's lock on a
+-- ring's tables (a LOCK TABLE, an ALTER, a DROP EXTENSION taking them one by one) would
+-- otherwise hold the worker, and a DROP EXTENSION that took the slot table first and
+-- waited for the state table the rotation held deadlocked with it. The caller sets it
+-- itself (set_config(..., true)): a function with a SET clause, as every function here
+-- has, undoes at its exit what it set locally.
+CREATE OR REPLACE FUNCTION awa_internal.maintenance_lock_timeout() RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT coalesce(current_setting('awa_bgw.prune_lock_timeout', true), '10ms') $$;
+
 CREATE OR REPLACE FUNCTION awa.rotate(p_schema text, p_ring text,
     OUT ring text, OUT outcome text, OUT blocker text, OUT slot int, OUT generation bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_saved text;
+BEGIN
+    PERFORM awa_internal.check_schema(p_schema);
+    -- its gates read the ring in the statement's snapshot: an older one (REPEATABLE
+    -- READ, SERIALIZABLE) could miss rows committed since it was taken
+    PERFORM awa_internal.require_read_committed();
+    ring := p_ring;
+    v_saved := current_setting('lock_timeout');
+    PERFORM set_config('lock_timeout', awa_internal.maintenance_lock_timeout(), true);
+    BEGIN
+        SELECT r.outcome, r.blocker, r.slot, r.generation
+          INTO outcome, blocker, slot, generation
+          FROM awa_internal.rotate_bounded(p_ring) r;
+    EXCEPTION
+        -- whatever it locked or wrote is rolled back with the block
+        WHEN lock_not_available THEN
+            outcome := 'skipped_busy';
+            blocker := 'lock_timeout';
+            slot := NULL;
+            generation := NULL;
+    END;
+    PERFORM set_config('lock_timeout', v_saved, true);
+END
+$$;
+
+-- awa.rotate's body, run under awa_internal.maintenance_lock_timeout.
+CREATE OR REPLACE FUNCTION awa_internal.rotate_bounded(p_ring text,
+    OUT outcome text, OUT blocker text, OUT slot int, OUT generation bigint)
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -332,12 +377,7 @@ DECLARE
     v_authority text;
     v_idle boolean;
 BEGIN
-    PERFORM awa_internal.check_schema(p_schema);
-    -- its gates read the ring in the statement's snapshot: an older one (REPEATABLE
-    -- READ, SERIALIZABLE) could miss rows committed since it was taken
-    PERFORM awa_internal.require_read_committed();
     v_n := awa_internal.ring_slot_count(p_ring);
-    ring := p_ring;
 
     -- read-only gates: no lock beyond ACCESS SHARE, no xid
     SELECT c.slot, c.generation INTO slot, generation FROM awa.ring_cursor(p_ring) c;
@@ -453,11 +493,25 @@ CREATE OR REPLACE FUNCTION awa_internal.rotate_when_due(p_ring text, p_interval 
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    v_saved text;
 BEGIN
     ring := p_ring;
     IF p_fill IS NOT NULL THEN
-        due := awa_internal.ring_rotation_due(p_ring, p_interval, p_fill, p_floor);
-        IF due IS NULL OR due = 'idle' THEN
+        -- its reads wait no longer than awa.rotate's (awa_internal.maintenance_lock_timeout)
+        v_saved := current_setting('lock_timeout');
+        PERFORM set_config('lock_timeout', awa_internal.maintenance_lock_timeout(), true);
+        BEGIN
+            due := awa_internal.ring_rotation_due(p_ring, p_interval, p_fill, p_floor);
+        EXCEPTION
+            WHEN lock_not_available THEN
+                outcome := 'skipped_busy';
+                blocker := 'lock_timeout';
+        END;
+        PERFORM set_config('lock_timeout', v_saved, true);
+        IF outcome IS NOT NULL THEN
+            RETURN;
+        ELSIF due IS NULL OR due = 'idle' THEN
             outcome := CASE WHEN due IS NULL THEN 'skipped_not_due' ELSE 'skipped_idle' END;
             RETURN;
         END IF;
@@ -581,22 +635,48 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v_n int;
-    v_authority text;
-    v_cur record;
-    v_locked boolean;
-    v_keep int[];
-    v_receipts bigint;
     v_saved text;
-    v_res text[];
 BEGIN
     PERFORM awa_internal.check_schema(p_schema);
     -- TRUNCATE is not MVCC-safe, and the liveness proofs read the slot in the
     -- statement's snapshot: one older than the last commits (REPEATABLE READ,
     -- SERIALIZABLE) could call live rows dead
     PERFORM awa_internal.require_read_committed();
-    v_n := awa_internal.ring_slot_count(p_ring);
     ring := p_ring;
+    v_saved := current_setting('lock_timeout');
+    PERFORM set_config('lock_timeout', awa_internal.maintenance_lock_timeout(), true);
+    BEGIN
+        SELECT r.outcome, r.reason, r.slot, r.generation
+          INTO outcome, reason, slot, generation
+          FROM awa_internal.prune_bounded(p_ring) r;
+    EXCEPTION
+        -- whatever it locked or wrote is rolled back with the block
+        WHEN lock_not_available THEN
+            outcome := 'blocked';
+            reason := 'lock_timeout';
+            slot := NULL;
+            generation := NULL;
+    END;
+    PERFORM set_config('lock_timeout', v_saved, true);
+END
+$$;
+
+-- awa.prune's body, run under awa_internal.maintenance_lock_timeout.
+CREATE OR REPLACE FUNCTION awa_internal.prune_bounded(p_ring text,
+    OUT outcome text, OUT reason text, OUT slot int, OUT generation bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_n int;
+    v_authority text;
+    v_cur record;
+    v_locked boolean;
+    v_keep int[];
+    v_receipts bigint;
+    v_res text[];
+BEGIN
+    v_n := awa_internal.ring_slot_count(p_ring);
 
     -- read-only gates: no lock beyond ACCESS SHARE, no xid
     SELECT c.slot, c.generation INTO v_cur FROM awa.ring_cursor(p_ring) c;
@@ -653,10 +733,6 @@ BEGIN
         SELECT k.lanes, k.receipts INTO v_keep, v_receipts
           FROM awa_internal.claim_slot_position_lanes(slot) k;
     END IF;
-    v_saved := current_setting('lock_timeout');
-    PERFORM set_config('lock_timeout',
-                       coalesce(current_setting('awa_bgw.prune_lock_timeout', true), '10ms'),
-                       true);
     BEGIN
         v_res := awa_internal.prune_locked(p_ring, slot, v_keep, v_receipts);
         outcome := v_res[1];
@@ -670,6 +746,5 @@ BEGIN
             outcome := 'blocked';
             reason := 'pg_dump';
     END;
-    PERFORM set_config('lock_timeout', v_saved, true);
 END
 $$;

@@ -1,7 +1,7 @@
 -- Jobs outside the rings: ids, lanes, deferred and failed jobs; the API's row types.
 
 CREATE SEQUENCE awa.job_id_seq;
-CREATE SEQUENCE awa.lane_seq;          -- lane order: taken under the lane's enqueue lock
+CREATE SEQUENCE awa.lane_seq;          -- lane order: the claim order within a window (A.3)
 CREATE SEQUENCE awa.queue_lane_id_seq AS int;
 
 -- One row per (queue, priority, shard), all shards of a (queue, priority) registered

@@ -69,6 +69,10 @@
  * (LimitClaim.due_us), for a claim that waits (wait.c). A queue with a rate
  * and no max_running needs no count: its claims never wait for a rebuild.
  *
+ * An entry stays until its limits are cleared (awa_internal.queue_limit_forget)
+ * or the server restarts; the entries of a dropped database are removed when
+ * the table is full and a queue needs a place (sweep_dropped_databases).
+ *
  * Lock order: the hash's LWLock, then an entry's spinlock; the waiters' lock
  * (wait.c) only after both are released.
  *
@@ -96,6 +100,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/syscache.h"
 
 #include "src/dataplane/bucket.h"
 #include "src/dataplane/limits.h"
@@ -277,10 +282,61 @@ reset_counts(LimitEntry *e)
 }
 
 /*
+ * Removes the entries of databases that no longer exist (a DROP DATABASE
+ * leaves its queues' entries behind: nothing runs in a dropped database to
+ * remove them); how many it removed. Called when the table is full. The
+ * databases are looked up with no lock of the hash held; an entry removed
+ * is one nobody can use again (removing any entry is safe in any case: a
+ * claim that finds its queue's entry missing makes it again and counts).
+ */
+static int
+sweep_dropped_databases(void)
+{
+	Oid		   *dbs = palloc(sizeof(Oid) * awa_bgw_max_limited_queues);
+	int			ndbs = 0;
+	int			ngone = 0;
+	int			removed = 0;
+	HASH_SEQ_STATUS seq;
+	LimitEntry *e;
+	int			i;
+
+	LWLockAcquire(limit_shared->lock, LW_SHARED);
+	hash_seq_init(&seq, limit_hash);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		for (i = 0; i < ndbs && dbs[i] != e->key.dboid; i++)
+			;
+		if (i == ndbs && ndbs < awa_bgw_max_limited_queues)
+			dbs[ndbs++] = e->key.dboid;
+	}
+	LWLockRelease(limit_shared->lock);
+	for (i = 0; i < ndbs; i++)
+		if (!SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(dbs[i])))
+			dbs[ngone++] = dbs[i];
+	if (ngone > 0)
+	{
+		LWLockAcquire(limit_shared->lock, LW_EXCLUSIVE);
+		hash_seq_init(&seq, limit_hash);
+		while ((e = hash_seq_search(&seq)) != NULL)
+			for (i = 0; i < ngone; i++)
+				if (e->key.dboid == dbs[i])
+				{
+					(void) hash_search(limit_hash, &e->key, HASH_REMOVE, NULL);
+					removed++;
+					break;
+				}
+		LWLockRelease(limit_shared->lock);
+	}
+	pfree(dbs);
+	return removed;
+}
+
+/*
  * Creates the queue's entry (not ready, no bucket: the next one made starts
  * empty) unless it exists; recount: its running count starts again (a
  * max_running set on a queue that had none), refill: its bucket is made again
- * at the next claim, full (a rate set on a queue that had none).
+ * at the next claim, full (a rate set on a queue that had none). When the
+ * table is full, the entries of dropped databases make room first.
  */
 static void
 ensure_entry(const char *queue, bool recount, bool refill)
@@ -293,6 +349,13 @@ ensure_entry(const char *queue, bool recount, bool refill)
 	make_key(&key, queue);
 	LWLockAcquire(limit_shared->lock, LW_EXCLUSIVE);
 	e = hash_search(limit_hash, &key, HASH_ENTER_NULL, &found);
+	if (e == NULL)
+	{
+		LWLockRelease(limit_shared->lock);
+		(void) sweep_dropped_databases();
+		LWLockAcquire(limit_shared->lock, LW_EXCLUSIVE);
+		e = hash_search(limit_hash, &key, HASH_ENTER_NULL, &found);
+	}
 	if (e != NULL && !found)
 	{
 		SpinLockInit(&e->mutex);

@@ -172,7 +172,7 @@ static void idle_leave(TimestampTz now);
  * names, in its transaction, who holds its locks
  */
 #define PRUNE_SQL \
-	"SELECT p.outcome, p.reason, CASE WHEN p.outcome = 'blocked' THEN " \
+	"SELECT p.outcome, p.reason, CASE WHEN p.outcome = 'blocked' AND p.slot IS NOT NULL THEN " \
 	AWA_FN("ring_slot_lock_holders") "(p.ring, p.slot) END AS holders " \
 	"FROM " AWA_FN("prune") "(" AWA_SCHEMA_ARG ", $1) p"
 #define PRUNE_SQL_WITHOUT_HOLDERS \
