@@ -328,8 +328,8 @@ $$;
 -- ring's tables (a LOCK TABLE, an ALTER, a DROP EXTENSION taking them one by one) would
 -- otherwise hold the worker, and a DROP EXTENSION that took the slot table first and
 -- waited for the state table the rotation held deadlocked with it. The caller sets it
--- itself (set_config(..., true)): a function with a SET clause, as every function here
--- has, undoes at its exit what it set locally.
+-- itself (set_config(..., true)) and restores nothing: a function with a SET clause, as
+-- every function here has, undoes at its exit what it set locally.
 CREATE OR REPLACE FUNCTION awa_internal.maintenance_lock_timeout() RETURNS text
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -340,15 +340,12 @@ CREATE OR REPLACE FUNCTION awa.rotate(p_schema text, p_ring text,
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_saved text;
 BEGIN
     PERFORM awa_internal.check_schema(p_schema);
     -- its gates read the ring in the statement's snapshot: an older one (REPEATABLE
     -- READ, SERIALIZABLE) could miss rows committed since it was taken
     PERFORM awa_internal.require_read_committed();
     ring := p_ring;
-    v_saved := current_setting('lock_timeout');
     PERFORM set_config('lock_timeout', awa_internal.maintenance_lock_timeout(), true);
     BEGIN
         SELECT r.outcome, r.blocker, r.slot, r.generation
@@ -362,7 +359,6 @@ BEGIN
             slot := NULL;
             generation := NULL;
     END;
-    PERFORM set_config('lock_timeout', v_saved, true);
 END
 $$;
 
@@ -493,13 +489,10 @@ CREATE OR REPLACE FUNCTION awa_internal.rotate_when_due(p_ring text, p_interval 
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_saved text;
 BEGIN
     ring := p_ring;
     IF p_fill IS NOT NULL THEN
         -- its reads wait no longer than awa.rotate's (awa_internal.maintenance_lock_timeout)
-        v_saved := current_setting('lock_timeout');
         PERFORM set_config('lock_timeout', awa_internal.maintenance_lock_timeout(), true);
         BEGIN
             due := awa_internal.ring_rotation_due(p_ring, p_interval, p_fill, p_floor);
@@ -508,7 +501,6 @@ BEGIN
                 outcome := 'skipped_busy';
                 blocker := 'lock_timeout';
         END;
-        PERFORM set_config('lock_timeout', v_saved, true);
         IF outcome IS NOT NULL THEN
             RETURN;
         ELSIF due IS NULL OR due = 'idle' THEN
@@ -634,8 +626,6 @@ CREATE OR REPLACE FUNCTION awa.prune(p_schema text, p_ring text,
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_saved text;
 BEGIN
     PERFORM awa_internal.check_schema(p_schema);
     -- TRUNCATE is not MVCC-safe, and the liveness proofs read the slot in the
@@ -643,7 +633,6 @@ BEGIN
     -- SERIALIZABLE) could call live rows dead
     PERFORM awa_internal.require_read_committed();
     ring := p_ring;
-    v_saved := current_setting('lock_timeout');
     PERFORM set_config('lock_timeout', awa_internal.maintenance_lock_timeout(), true);
     BEGIN
         SELECT r.outcome, r.reason, r.slot, r.generation
@@ -657,7 +646,6 @@ BEGIN
             slot := NULL;
             generation := NULL;
     END;
-    PERFORM set_config('lock_timeout', v_saved, true);
 END
 $$;
 

@@ -284,18 +284,17 @@ reset_counts(LimitEntry *e)
 /*
  * Removes the entries of databases that no longer exist (a DROP DATABASE
  * leaves its queues' entries behind: nothing runs in a dropped database to
- * remove them); how many it removed. Called when the table is full. The
+ * remove them). Called when the table is full. The
  * databases are looked up with no lock of the hash held; an entry removed
  * is one nobody can use again (removing any entry is safe in any case: a
  * claim that finds its queue's entry missing makes it again and counts).
  */
-static int
+static void
 sweep_dropped_databases(void)
 {
 	Oid		   *dbs = palloc(sizeof(Oid) * awa_bgw_max_limited_queues);
 	int			ndbs = 0;
 	int			ngone = 0;
-	int			removed = 0;
 	HASH_SEQ_STATUS seq;
 	LimitEntry *e;
 	int			i;
@@ -322,13 +321,11 @@ sweep_dropped_databases(void)
 				if (e->key.dboid == dbs[i])
 				{
 					(void) hash_search(limit_hash, &e->key, HASH_REMOVE, NULL);
-					removed++;
 					break;
 				}
 		LWLockRelease(limit_shared->lock);
 	}
 	pfree(dbs);
-	return removed;
 }
 
 /*
@@ -352,7 +349,7 @@ ensure_entry(const char *queue, bool recount, bool refill)
 	if (e == NULL)
 	{
 		LWLockRelease(limit_shared->lock);
-		(void) sweep_dropped_databases();
+		sweep_dropped_databases();
 		LWLockAcquire(limit_shared->lock, LW_EXCLUSIVE);
 		e = hash_search(limit_hash, &key, HASH_ENTER_NULL, &found);
 	}
