@@ -26,10 +26,12 @@
 # BENCH_CELLS=tx runs only the open-transaction cell, main only the first table, wake
 # only the wake cell (default all):
 #   BENCH_CELLS=tx bash bench/run.sh 20
-# BENCH_CELLS=e2e runs only the end-to-end cells (unbatched, batched 32, and the loop:
-# awa_bgw's consumers complete each job and claim the next in one statement and one
-# commit, awa.complete_and_claim in consumer_loop_stmt.sql, beside the baseline's
-# unbatched consumers),
+# BENCH_CELLS=e2e runs only the end-to-end cells (unbatched, batched 32, and the loop in
+# two shapes, each beside the baseline's unbatched consumers: loop, awa_bgw's consumers
+# complete each job and claim the next in one statement and one commit,
+# awa.complete_and_claim in consumer_loop_stmt.sql; loop_call, the same step in one CALL
+# of a PL/pgSQL procedure per job, consumer_loop_call.sql, as the baseline's consumer is
+# one CALL of bench.skip_consume(1) per job),
 # ${BENCH_ROUNDS:-5} rounds, the two systems in alternating order from round to round
 # (awa_bgw first in odd rounds), each side after a CHECKPOINT on a fresh queue; prints
 # every round and the median of the per-round ratios (how the targets are judged:
@@ -171,14 +173,18 @@ e2e_side() {   # e2e_side awa|skip sfx: completions/s of one side on a fresh que
     local p c n0 n1 done_fn
     if [ "$1" = awa ]; then p=producer$2; c=consumer$2; done_fn=awa_done
     else p=skip_producer$2; c=skip_consumer$2; done_fn=skip_done; fi
-    # the loop: awa_bgw's consumers complete and claim in one statement and one commit
-    # per job (consumer_loop_stmt.sql, the job held kept in pgbench variables from one
-    # transaction to the next), the baseline's as in the unbatched cell; the producers
-    # of the unbatched cell
-    if [ "$2" = _loop ]; then
-        p=${p%_loop}
-        if [ "$1" = awa ]; then c=consumer_loop_stmt; else c=skip_consumer; fi
-    fi
+    # the loops: awa_bgw's consumers complete and claim in one commit per job, in one
+    # statement (loop: consumer_loop_stmt.sql) or in one CALL of a PL/pgSQL procedure
+    # (loop_call: consumer_loop_call.sql, bench.consume_next, the shape of the baseline's
+    # CALL bench.skip_consume(1)), the job held kept in pgbench variables from one
+    # transaction to the next; the baseline's consumers and both sides' producers as in
+    # the unbatched cell
+    case $2 in
+        _loop|_loop_call)
+            p=${p%$2}
+            if [ "$1" = skip ]; then c=skip_consumer
+            elif [ "$2" = _loop ]; then c=consumer_loop_stmt; else c=consumer_loop_call; fi;;
+    esac
     reset_queues
     "${psql[@]}" -c CHECKPOINT >/dev/null
     n0=$($done_fn); pgb -D j=0 -D l=0 -f "$work/$p.sql@1" -f "$work/$c.sql@1" >/dev/null; n1=$($done_fn)
@@ -186,23 +192,23 @@ e2e_side() {   # e2e_side awa|skip sfx: completions/s of one side on a fresh que
 }
 echo "| round | batch | order | awa_bgw jobs/s | SKIP LOCKED jobs/s | awa_bgw / baseline |"
 echo "|---|---|---|---|---|---|"
-ratios1=(); ratios32=(); ratiosl=()
+ratios1=(); ratios32=(); ratiosl=(); ratiosc=()
 for r in $(seq 1 "$rounds"); do
-    for batch in 1 32 loop; do
-        case $batch in 32) sfx=_batch;; loop) sfx=_loop;; *) sfx=;; esac
+    for batch in 1 32 loop loop_call; do
+        case $batch in 32) sfx=_batch;; loop*) sfx=_$batch;; *) sfx=;; esac
         if [ $((r % 2)) = 1 ]; then
             a=$(e2e_side awa "$sfx"); b=$(e2e_side skip "$sfx"); order="awa_bgw first"
         else
             b=$(e2e_side skip "$sfx"); a=$(e2e_side awa "$sfx"); order="baseline first"
         fi
         q=$(ratio "$a" "$b")
-        case $batch in 1) ratios1+=("$q");; 32) ratios32+=("$q");; *) ratiosl+=("$q");; esac
+        case $batch in 1) ratios1+=("$q");; 32) ratios32+=("$q");; loop) ratiosl+=("$q");; *) ratiosc+=("$q");; esac
         echo "| $r | $batch | $order | $a | $b | $q |"
     done
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
-echo "median awa_bgw / baseline: end-to-end unbatched $(median "${ratios1[@]}"), batched 32 $(median "${ratios32[@]}"), loop $(median "${ratiosl[@]}")"
+echo "median awa_bgw / baseline: end-to-end unbatched $(median "${ratios1[@]}"), batched 32 $(median "${ratios32[@]}"), loop $(median "${ratiosl[@]}"), loop_call $(median "${ratiosc[@]}")"
 echo "($secs s per side, $clients clients, $rounds rounds, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
 fi
 

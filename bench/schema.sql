@@ -77,6 +77,24 @@ BEGIN
     COMMIT;
 END $$;
 
+-- one step of a consumer's loop, one job per CALL and one transaction (the shape of the
+-- baseline's bench.skip_consume(1): one CALL per job, its SQL in PL/pgSQL with cached
+-- plans): complete the job the client holds (j, l; 0 for none) and claim the next,
+-- returned in j, l (0 when the queue gave nothing). consumer_loop_call.sql keeps them in
+-- pgbench variables from one CALL to the next
+CREATE OR REPLACE PROCEDURE bench.consume_next(INOUT j bigint, INOUT l bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    nj bigint;
+    nl bigint;
+BEGIN
+    SELECT c.job_id, c.run_lease INTO nj, nl
+      FROM awa.complete_and_claim(CASE WHEN j = 0 THEN NULL ELSE ARRAY[j] END,
+                                  CASE WHEN j = 0 THEN NULL ELSE ARRAY[l] END, 'bench', 1) c;
+    j := coalesce(nj, 0);
+    l := coalesce(nl, 0);
+END $$;
+
 -- the consumer loop of one transaction per job (awa.complete_and_claim): up to steps
 -- times, complete the n jobs this call holds and claim the next n, and commit; then
 -- complete what it still holds, so that a call leaves nothing claimed. A completion is
