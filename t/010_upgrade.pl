@@ -97,6 +97,7 @@ sql('up0609',  "ALTER EXTENSION awa_bgw UPDATE TO '0.9'");
 sql('fresh010', "CREATE EXTENSION awa_bgw VERSION '0.10'");
 sql('up010',   "CREATE EXTENSION awa_bgw VERSION '0.9'");
 sql('up010',   "SELECT awa.enqueue('q', 'k') FROM generate_series(1, 3)");
+sql('up010',   "SELECT count(*) FROM awa.claim('q', 1)");
 sql('up010',   "ALTER EXTENSION awa_bgw UPDATE TO '0.10'");
 sql('up0810',  "CREATE EXTENSION awa_bgw VERSION '0.8'");
 sql('up0810',  "SELECT awa.enqueue('q', 'k') FROM generate_series(1, 3)");
@@ -131,6 +132,19 @@ my $mark_q = q{SELECT awa.xid_space_state() || ' ' || count(*)
                  FROM awa.xid_space};
 is(sql('fresh010', $mark_q), 'own 1 true', '... a fresh 0.10 records this cluster\'s mark');
 is(sql('up010', $mark_q), 'own 1 true', '... and so does the upgrade to 0.10');
+# the group key (tables/groups.sql): the entries and the receipt written under 0.9 read
+# '' (no group); the job claimed under 0.9 completes, the others are claimed under 0.10
+is(sql('up010', q{SELECT (SELECT count(*) FILTER (WHERE group_key = '') || '/' || count(*)
+                           FROM awa.ready_entries)
+                  || ' ' || (SELECT count(*) FILTER (WHERE group_key = '') || '/' || count(*)
+                               FROM awa.lease_claims)}),
+	'3/3 1/1', '... the entries and the receipt of 0.9 are of no group');
+is(sql('up010', "SELECT awa.complete(job_id, run_lease) FROM awa.lease_claims"), 't',
+	'... the attempt claimed under 0.9 completes under 0.10');
+is(sql('up010', "SELECT count(*) FROM awa.claim('q', 10)"), '2',
+	'... and the jobs queued under 0.9 are claimed under 0.10');
+is(sql('up010', "SELECT count(*) || ' ' || count(*) FILTER (WHERE group_key = '') FROM awa.lease_claims"),
+	'3 3', '... their receipts of no group');
 is(sql('up0609', "SELECT count(*) FROM awa.claim('q', 10)"), '3',
 	'... and the jobs queued under 0.6 are claimed under 0.9');
 is(schema_dump('up0810'), $fresh010,

@@ -304,6 +304,8 @@ insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int 
 	Datum		now = TimestampTzGetDatum(GetCurrentTimestamp());
 	AttrNumber	at_fixed[lengthof(fixed)];
 	AttrNumber	at_job[NJOB];
+	AttrNumber	at_key;
+	Datum		no_key = PointerGetDatum(cstring_to_text(""));
 	Datum	   *row;
 	bool	   *nulls;
 	int32		slot;
@@ -319,6 +321,8 @@ insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int 
 		at_fixed[f] = awa_column_number(child, fixed[f]);
 	for (f = 0; f < (int) NJOB; f++)
 		at_job[f] = awa_column_number(child, job_fields[f]);
+	/* 0.10's group key ('' for a job of no group); a 0.9 catalog has none */
+	at_key = awa_column_number_if(child, "group_key");
 	row = palloc0(desc->natts * sizeof(Datum));
 	nulls = palloc(desc->natts * sizeof(bool));
 	awa_row_inserter_begin(&ri, child);
@@ -344,6 +348,11 @@ insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int 
 		{
 			row[at_job[f] - 1] = jobs[i].values[f];
 			nulls[at_job[f] - 1] = jobs[i].nulls[f];
+		}
+		if (at_key != InvalidAttrNumber)
+		{
+			row[at_key - 1] = no_key;
+			nulls[at_key - 1] = false;
 		}
 		awa_row_inserter_put(&ri, row, nulls);
 	}

@@ -49,9 +49,12 @@ awa_int_key(ScanKey key, Relation index, AttrNumber att, int64 value)
 	return true;
 }
 
-/* The number of rel's column name (not dropped); an error when there is none. */
+/*
+ * The number of rel's column name (not dropped); InvalidAttrNumber when there
+ * is none (a column of a later version than the catalog's).
+ */
 AttrNumber
-awa_column_number(Relation rel, const char *name)
+awa_column_number_if(Relation rel, const char *name)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			i;
@@ -63,6 +66,17 @@ awa_column_number(Relation rel, const char *name)
 		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
 			return att->attnum;
 	}
+	return InvalidAttrNumber;
+}
+
+/* The number of rel's column name (not dropped); an error when there is none. */
+AttrNumber
+awa_column_number(Relation rel, const char *name)
+{
+	AttrNumber	a = awa_column_number_if(rel, name);
+
+	if (a != InvalidAttrNumber)
+		return a;
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_COLUMN),
 			 errmsg("column \"%s\" of relation \"%s\" does not exist",

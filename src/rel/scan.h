@@ -43,6 +43,7 @@ typedef struct ChildScan
 } ChildScan;
 
 extern AttrNumber awa_column_number(Relation rel, const char *name);
+extern AttrNumber awa_column_number_if(Relation rel, const char *name);
 extern bool awa_int_key(ScanKey key, Relation index, AttrNumber att, int64 value);
 extern void awa_child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys);
 extern void awa_child_scan_begin_fresh(ChildScan *cs, Relation heap, Relation index,
