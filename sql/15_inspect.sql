@@ -239,3 +239,14 @@ SELECT awa_internal.job_state(:ea) IS NULL AS a_no_state;
 SELECT job_id = :eb AS is_b, state FROM awa.job(:eb);
 SELECT available, completed FROM awa.queue_counts('early');
 SELECT * FROM pg_temp.state_check();
+
+-- bulk cancel gives back at once each lane it cancelled nothing in: of a queue's 8
+-- lanes, only the one it cancelled in stays locked to commit (locktype userlock:
+-- src/dataplane/privlock.c)
+SELECT awa.enqueue('bulk2', 'a') IS NOT NULL AS enqueued;
+BEGIN;
+SELECT awa.cancel_queue('bulk2') AS cancelled;
+SELECT count(DISTINCT lane_id) AS lanes FROM awa.queue_lanes WHERE queue = 'bulk2';
+SELECT count(*) AS lane_locks_held FROM pg_locks
+ WHERE pid = pg_backend_pid() AND locktype = 'userlock' AND granted;
+COMMIT;

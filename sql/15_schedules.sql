@@ -172,3 +172,14 @@ RESET ROLE;
 DROP ROLE awa_test_nobody;
 DROP ROLE awa_test_monitor;
 SELECT awa.unschedule('good'), awa.unschedule('every5');
+
+-- a promotion enters its batch of due jobs oldest run_at first, so a job due earlier is
+-- claimed earlier, whatever its job id (0.9 sorted the batch by job id): the second
+-- enqueue is due first
+SELECT awa.enqueue('promo_order', 'first_enqueued', run_at => now() + interval '1 hour') AS a,
+       awa.enqueue('promo_order', 'second_enqueued', run_at => now() + interval '2 hours') AS b \gset
+UPDATE awa.deferred_jobs
+   SET run_at = now() - CASE WHEN job_id = :a THEN interval '1 minute' ELSE interval '2 minutes' END
+ WHERE job_id IN (:a, :b);
+SELECT promoted FROM awa.promote_deferred('awa');
+SELECT kind FROM awa.claim('promo_order', 2);

@@ -139,7 +139,8 @@ $$;
 -- awa.cancel($1) whose parameter a driver sends untyped away from awa.cancel(bigint)):
 -- scheduled and retryable jobs (their deferred rows deleted, a cancelled done entry
 -- each), available ones (under each lane's claim lock, which it waits for and holds to
--- commit: a tombstone in the entry's slot each), running ones (under each attempt's
+-- commit where it cancelled something, gives back at once where it cancelled nothing:
+-- a tombstone in the entry's slot each), running ones (under each attempt's
 -- lock: a closure and a cancelled done entry; the worker's next complete, fail or
 -- heartbeat of that attempt returns false). At most awa_internal.cancel_batch() jobs per call,
 -- in that order; returns how many it cancelled.
@@ -200,6 +201,12 @@ BEGIN
          ORDER BY r.txid, r.lane_seq LIMIT v_left;
         GET DIAGNOSTICS v_n = ROW_COUNT;
         v_left := v_left - v_n;
+        IF v_n = 0 THEN
+            -- nothing cancelled here: the lane's lock goes back at once, as a claim that
+            -- took nothing gives it back (one hold: a lock this transaction held before
+            -- stays), so that a queue of many lanes does not fill the lock table
+            PERFORM awa_internal.private_xact_unlock(awa_internal.claim_lock_key(v_lane));
+        END IF;
     END LOOP;
     -- running: each open receipt under its attempt's lock, checked again under it
     FOR v_receipt IN SELECT c.* FROM awa.lease_claims c

@@ -50,7 +50,7 @@ $$;
 
 -- Appends ready entries for jobs of one (queue, priority), due now, into the current
 -- queue slot (src/dataplane/enqueue.c): no lock; each entry records this transaction's xid (the
--- claim order, windows of snapshots, comes from it); lane_seq is taken in job_id order.
+-- claim order, windows of snapshots, comes from it); lane_seq is taken in p_jobs' order.
 -- The lane is awa_internal.enqueue_lane's (awa_internal.ensure_lanes registers it first when needed), the
 -- slot awa.ring_cursor('queue')'s; then awa_internal.note_enqueued: the slot's txid bound rises
 -- at once, and the commit wakes that many claimers waiting for the queue and clears the

@@ -9,8 +9,9 @@
  * (its backend's shard of (queue, priority), the lowest lane registered for
  * it; registered first when there is none, src/dataplane/lanes.c), the queue
  * cursor (read fresh, and again after the child's lock, at REPEATABLE READ
- * and SERIALIZABLE: docs/storage.md A.18), then one ready entry per job in job_id order (lane_seq from
- * awa.lane_seq, txid this transaction's top-level xid), inserted straight
+ * and SERIALIZABLE: docs/storage.md A.18), then one ready entry per job in
+ * the order given (lane_seq from awa.lane_seq, txid this transaction's
+ * top-level xid), inserted straight
  * into the ready child of the current queue slot; then the note
  * (awa.note_enqueued: the slot's txid bound at once, the wake-ups and the
  * lane's mark at commit). No lock is taken but the child's ROW EXCLUSIVE.
@@ -147,15 +148,6 @@ enqueue_lane(Oid nsp, text *queue, int16 priority)
 	if (lane == 0)
 		elog(ERROR, "awa_bgw: no lane for the queue after registering it");
 	return lane;
-}
-
-static int
-job_cmp(const void *a, const void *b)
-{
-	int64		x = ((const Job *) a)->job_id;
-	int64		y = ((const Job *) b)->job_id;
-
-	return x < y ? -1 : x > y;
 }
 
 /* the jobs of the array */
@@ -361,7 +353,14 @@ insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int 
 	return slot;
 }
 
-/* the producer's lane, then the entries and their note */
+/*
+ * the producer's lane, then the entries, in the order given, and their note.
+ * The order is the claim order of the entries within the lane: an enqueue
+ * gives its jobs in input order (which is job id order), a promotion gives
+ * the due jobs oldest run_at first (sql-src/maintenance/promote.sql), so
+ * that a job due earlier is claimed earlier. (Until 0.10 the entries were
+ * sorted by job id here, which put a promotion's batch in job id order.)
+ */
 static void
 enqueue_due(Oid nsp, text *queue, int16 priority, Job *jobs, int njobs)
 {
@@ -370,7 +369,6 @@ enqueue_due(Oid nsp, text *queue, int16 priority, Job *jobs, int njobs)
 
 	if (njobs == 0)
 		return;
-	qsort(jobs, njobs, sizeof(Job), job_cmp);
 	slot = insert_entries(nsp, queue, priority, lane, jobs, njobs);
 	awa_note_enqueued_lane(queue, njobs, lane, slot);
 }
