@@ -2,8 +2,8 @@
 --
 -- Completing one attempt, in C (src/dataplane/complete.c): the attempt's lock, its open receipt
 -- (awa_internal.open_receipt), then what awa_internal.close_attempts(ARRAY[receipt], 'completed',
--- 'completed', NULL) writes: a closure in the receipt's claim slot and a done entry
--- (run_lease: the attempt number, A.6) in the current queue slot.
+-- 'completed', NULL) writes: a closure in the receipt's claim slot, which carries the
+-- job's terminal state (docs/storage.md A.15; 0.8 wrote a done entry as well).
 CREATE OR REPLACE FUNCTION awa.complete(job_id bigint, run_lease bigint) RETURNS boolean
 LANGUAGE C VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp

@@ -141,7 +141,7 @@ $$;
 -- each), available ones (under each lane's claim lock, which it waits for and holds to
 -- commit where it cancelled something, gives back at once where it cancelled nothing:
 -- a tombstone in the entry's slot each), running ones (under each attempt's
--- lock: a closure and a cancelled done entry; the worker's next complete, fail or
+-- lock: a closure carrying the cancelled state, A.15; the worker's next complete, fail or
 -- heartbeat of that attempt returns false). At most awa_internal.cancel_batch() jobs per call,
 -- in that order; returns how many it cancelled.
 CREATE OR REPLACE FUNCTION awa.cancel_queue(queue text, kind text DEFAULT NULL) RETURNS bigint
