@@ -113,7 +113,7 @@ for my $case ([ 'postgres', '0.8', '0.9' ], [ 'seven', '0.7', '0.9' ], [ 'nine',
 		        + (rotations->'claim'->>'skipped_busy')::bigint > $ticks + 1
 		   FROM awa.maintenance_status WHERE database = current_database()")
 	  or die "$db: the worker does not step on $to";
-	my $errors_at_09 = sql($db,
+	my $errors_at_new = sql($db,
 		q{SELECT errors FROM awa.maintenance_status WHERE database = current_database()});
 	# the same load on $to
 	($out, $err) = ('', '');
@@ -155,7 +155,7 @@ for my $case ([ 'postgres', '0.8', '0.9' ], [ 'seven', '0.7', '0.9' ], [ 'nine',
 	# a step in flight when the upgrade committed may have failed once (logged, counted,
 	# the worker goes on); none fails on $to
 	is(sql($db, q{SELECT errors FROM awa.maintenance_status WHERE database = current_database()}),
-		$errors_at_09, "$db: no maintenance step failed on $to");
+		$errors_at_new, "$db: no maintenance step failed on $to");
 	my $rotated = sql($db, q{SELECT (rotations->'queue'->>'rotated')::int
 	                           FROM awa.maintenance_status WHERE database = current_database()});
 	sql($db, q{SELECT awa.enqueue('tick', 'k')});
