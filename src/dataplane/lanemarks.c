@@ -32,6 +32,13 @@
  * hence after E was read; so while the epoch is still E the lane has gained
  * nothing claimable, and a claim may skip it.
  *
+ * The same shared memory holds the ready-child bounds (§A.12): per (database,
+ * ready slot) hash the largest txid an enqueue entered, and per (database,
+ * instance) a floor below which lie the entries that came in otherwise (an
+ * earlier life of the server, a restore, a copy from a template). A claim
+ * does not open a ready child whose bound is below its window's lower
+ * snapshot.
+ *
  *	awa.lane_look(lane)				the epoch to remember, NULL: known empty
  *	awa.lane_seen_empty(lane, epoch)	leaves the mark
  *
@@ -63,6 +70,7 @@ PG_FUNCTION_INFO_V1(awa_lane_seen_empty);
 
 #define AWA_LANE_MARKS 4096
 #define AWA_CHILD_BOUNDS 1024
+#define AWA_SPACE_BOUNDS 256
 
 typedef struct LaneMark
 {
@@ -75,6 +83,15 @@ typedef struct LaneMark
 	uint64		empty_at;
 } LaneMark;
 
+/* the floor of a (database, instance)'s ready bounds: see awa_ready_space_bound */
+typedef struct SpaceBound
+{
+	slock_t		mutex;
+	Oid			db;				/* InvalidOid: free */
+	Oid			instance;
+	uint64		floor;
+} SpaceBound;
+
 typedef struct LaneMarks
 {
 	slock_t		mutex;			/* npending, pending[], distrust */
@@ -83,8 +100,8 @@ typedef struct LaneMarks
 	int			maxpending;
 	LaneMark	marks[AWA_LANE_MARKS];
 	/* ready-child bounds: the largest txid entered per (database, slot) hash */
-	pg_atomic_uint64 restart_bound;	/* 0: not read yet */
 	pg_atomic_uint64 child_max[AWA_CHILD_BOUNDS];
+	SpaceBound	spaces[AWA_SPACE_BOUNDS];
 	TransactionId pending[FLEXIBLE_ARRAY_MEMBER];
 } LaneMarks;
 
@@ -127,9 +144,10 @@ awa_lane_marks_shmem_startup(void)
 			pg_atomic_init_u64(&lane_marks->marks[i].epoch, 0);
 			SpinLockInit(&lane_marks->marks[i].mutex);
 		}
-		pg_atomic_init_u64(&lane_marks->restart_bound, 0);
 		for (i = 0; i < AWA_CHILD_BOUNDS; i++)
 			pg_atomic_init_u64(&lane_marks->child_max[i], 0);
+		for (i = 0; i < AWA_SPACE_BOUNDS; i++)
+			SpinLockInit(&lane_marks->spaces[i].mutex);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -221,6 +239,8 @@ pending_settled(void)
 
 /* ---- ready-child bounds ---- */
 
+static Oid	lane_instance(void);
+
 static pg_atomic_uint64 *
 child_max_of(int32 slot)
 {
@@ -249,31 +269,64 @@ awa_ready_child_entered(int32 slot)
 }
 
 /*
- * An upper bound of the txids of the entries in the ready child of slot, read
- * after the caller's snapshot was taken: the largest entered since this
- * server started, and below the restart bound (the next xid when it was
- * first read after recovery) all entries from before. PG_UINT64_MAX: none.
+ * The floor of this database's ready bounds: above the txid of every entry
+ * that came into its ready children by another way than an enqueue of this
+ * server's life. It is the last txid assigned when this (database, instance)
+ * was first read since the server started (or since another pair took its slot: read
+ * again, it is only higher, and too high is safe). Entries of an earlier life
+ * of the server are below it. So are the rows of a restore, which creates the
+ * instance (CREATE EXTENSION) after the dump took its snapshot, and those of a
+ * database copied from a template, which is a new database: neither pair can
+ * be read before its rows are in (docs/storage.md §A.12). PG_UINT64_MAX: no
+ * floor (in recovery, or no extension), every child is read.
  */
 uint64
-awa_ready_child_bound(int32 slot)
+awa_ready_space_bound(void)
 {
-	uint64		bound;
+	Oid			inst;
+	SpaceBound *b;
+	uint64		bound = 0;
+	bool		known;
 
+	if (lane_marks == NULL || RecoveryInProgress())
+		return PG_UINT64_MAX;
+	inst = lane_instance();
+	if (!OidIsValid(inst))
+		return PG_UINT64_MAX;
+	b = &lane_marks->spaces[hash_combine(murmurhash32((uint32) MyDatabaseId),
+										 murmurhash32((uint32) inst)) % AWA_SPACE_BOUNDS];
+	SpinLockAcquire(&b->mutex);
+	known = b->db == MyDatabaseId && b->instance == inst;
+	if (known)
+		bound = b->floor;
+	SpinLockRelease(&b->mutex);
+	if (known)
+		return bound;
+	/* every xid assigned so far is below the next one */
+	bound = U64FromFullTransactionId(ReadNextFullTransactionId()) - 1;
+	SpinLockAcquire(&b->mutex);
+	if (b->db == MyDatabaseId && b->instance == inst)
+		bound = Max(bound, b->floor);
+	b->db = MyDatabaseId;
+	b->instance = inst;
+	b->floor = bound;
+	SpinLockRelease(&b->mutex);
+	return bound;
+}
+
+/*
+ * An upper bound of the txids of the entries in the ready child of slot, read
+ * after the caller's snapshot was taken: the largest entered since this
+ * server started, or the floor of the database's space (awa_ready_space_bound,
+ * read by the caller once for all slots) when that is higher.
+ */
+uint64
+awa_ready_child_bound(int32 slot, uint64 space_floor)
+{
 	if (lane_marks == NULL)
 		return PG_UINT64_MAX;
 	pg_memory_barrier();
-	bound = pg_atomic_read_u64(&lane_marks->restart_bound);
-	if (bound == 0)
-	{
-		uint64		zero = 0;
-
-		if (RecoveryInProgress())
-			return PG_UINT64_MAX;
-		bound = U64FromFullTransactionId(ReadNextFullTransactionId());
-		if (!pg_atomic_compare_exchange_u64(&lane_marks->restart_bound, &zero, bound))
-			bound = zero;
-	}
-	return Max(bound, pg_atomic_read_u64(child_max_of(slot)));
+	return Max(space_floor, pg_atomic_read_u64(child_max_of(slot)));
 }
 
 /* the OID of awa.queue_lane_id_seq: a new one with every CREATE EXTENSION */

@@ -474,6 +474,8 @@ child_empty(Relation ready, int slot)
  * An entry of W(lo, hi) is not visible in lo, so its txid is at least
  * xmin(lo): a child whose txid bound (src/dataplane/lanemarks.c, read after this
  * statement's snapshot was taken) is below that has none, and is not opened.
+ * The floor of the bounds is read by every scan, with a position or not, so
+ * that a database's first claim takes it and the windows after it can skip.
  */
 static void
 scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *hi,
@@ -481,6 +483,7 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 {
 	static const char *const rcols[] = {"lane_id", "txid", "lane_seq"};
 	int			s;
+	uint64		space_floor = awa_ready_space_bound();
 
 	w->nsp = nsp;
 	for (s = 0; s < queue_slots && (w->out != NULL || w->counting || w->cands == NIL); s++)
@@ -488,7 +491,7 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 		Relation	ready;
 		Opened	   *o;
 
-		if (lo != NULL && awa_ready_child_bound(s) < U64(lo->xmin))
+		if (lo != NULL && awa_ready_child_bound(s, space_floor) < U64(lo->xmin))
 			continue;
 		ready = awa_open_table(nsp, "ready_entries", s);
 		o = palloc0(sizeof(Opened));
