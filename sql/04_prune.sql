@@ -63,7 +63,9 @@ SELECT pg_temp.lease(2) AS stale_lease \gset
 SELECT awa.heartbeat(1, pg_temp.lease(1), '{"step": 1}') AS hb,
        awa.complete(1, pg_temp.lease(1)) AS done,
        awa.fail(2, pg_temp.lease(2), 'gave up', NULL) AS retried;
-SELECT claim_slot, job_id, outcome, state FROM awa.lease_claim_closures ORDER BY job_id;
+SELECT claim_slot, job_id, awa_internal.closure_outcome(outcome_code, outcome) AS outcome,
+       awa_internal.closure_state(outcome_code, state) AS state
+  FROM awa.lease_claim_closures ORDER BY job_id;
 SELECT count(*) AS done_entries FROM awa.done_entries WHERE run_lease > 0;
 SELECT * FROM awa.queue_counts('q');
 -- turn the claim ring a whole wrap: slot 0 (the outcomes) is pruned, the completion

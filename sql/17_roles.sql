@@ -52,10 +52,12 @@ SELECT r.rolname, has_schema_privilege(r.oid, 'awa_internal', 'USAGE') AS usage,
   FROM pg_roles r
  WHERE r.rolname IN ('awa_producer', 'awa_consumer', 'awa_monitor', 'awa_admin', 'pg_monitor')
  ORDER BY r.rolname;
--- (PUBLIC executes three: semver_rank and ring_authority_min_flip_version, which the
--- fleet's views call, and refuse_subscribed_tables, which the library calls by OID in
--- the caller's identity)
-SELECT count(*) AS public_execute_in_awa_internal
+-- (PUBLIC executes five: semver_rank and ring_authority_min_flip_version, which the
+-- fleet's views call, refuse_subscribed_tables, which the library calls by OID in
+-- the caller's identity, and closure_outcome and closure_state, the closures' code
+-- mapping, which awa.terminal_jobs calls)
+SELECT count(*) AS public_execute_in_awa_internal,
+       string_agg(p.proname, ', ' ORDER BY p.proname) AS names
   FROM pg_proc p
  WHERE p.pronamespace = 'awa_internal'::regnamespace
    AND has_function_privilege('public', p.oid, 'EXECUTE');

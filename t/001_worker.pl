@@ -153,8 +153,8 @@ SELECT (SELECT string_agg(ready_slot::text, ',') FROM awa.ready_entries WHERE jo
        || '|' || :job || '|' || :'claimed' || '|' || :'beat' || '|' || :'done'
        || '|' || (SELECT string_agg(claim_generation::text, ',') FROM awa.lease_claims
                    WHERE job_id = :job)
-       || '|' || (SELECT string_agg(state, ',') FROM awa.lease_claim_closures
-                   WHERE job_id = :job)
+       || '|' || (SELECT string_agg(awa_internal.closure_state(outcome_code, state), ',')
+                    FROM awa.lease_claim_closures WHERE job_id = :job)
        || '|' || (SELECT count(*) FROM awa.done_entries WHERE job_id = :job);
 COMMIT;});
 	$holder->query_safe('COMMIT');
@@ -521,7 +521,7 @@ is( sql(
 		          ON x.claim_slot = c.claim_slot AND x.job_id = c.job_id
 		             AND x.run_lease = c.run_lease
 		    WHERE c.job_id = $job_a AND c.claim_generation > $claim_gen
-		      AND x.outcome = 'completed';
+		      AND awa_internal.closure_outcome(x.outcome_code, x.outcome) = 'completed';
 		   COMMIT;}),
 	"t\n1",
 	'the carried receipt of A completes; its closure is in the receipt\'s slot');

@@ -90,8 +90,8 @@ SELECT coalesce(string_agg(job_id || ':' || attempt, ','), 'none') AS claimed,
 SELECT awa.complete(:job, :lease) AS completed \gset
 SELECT (SELECT string_agg(DISTINCT ready_slot::text, ',') FROM awa.ready_entries
          WHERE job_id = :job)
-       || '|' || (SELECT string_agg(state, ',') FROM awa.lease_claim_closures
-                   WHERE job_id = :job)
+       || '|' || (SELECT string_agg(awa_internal.closure_state(outcome_code, state), ',')
+                    FROM awa.lease_claim_closures WHERE job_id = :job)
           || ':' || (SELECT count(*) FROM awa.done_entries WHERE job_id = :job)
        || '|' || (:'claimed' = :job || ':1') || '|' || :'completed';
 COMMIT;});

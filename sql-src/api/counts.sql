@@ -48,10 +48,11 @@ $$;
 
 -- One claim child's part of a queue's counts: a terminal outcome is a closure carrying
 -- a state (docs/storage.md §A.15), counted where it lies, next to its receipt, which
--- names its queue. The claim child is
--- read once: its receipts of the queue joined with their closures, open ones running,
--- closures with the state completed or failed the outcomes. STABLE: it reads in the
--- snapshot of awa.queue_counts' statement, taken after the ring families were locked.
+-- names its queue (its state read through its code, tables/closure_code.sql). The claim
+-- child is read once: its receipts of the queue joined with their closures, open ones
+-- running, closures with the state completed or failed the outcomes. STABLE: it reads
+-- in the snapshot of awa.queue_counts' statement, taken after the ring families were
+-- locked.
 CREATE OR REPLACE FUNCTION awa_internal.claim_slot_queue_counts(p_queue text, p_slot int,
     OUT running bigint, OUT completed bigint, OUT failed bigint)
 LANGUAGE plpgsql STABLE
@@ -59,8 +60,10 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     EXECUTE format('SELECT count(*) FILTER (WHERE x.job_id IS NULL), '
-                   '       count(*) FILTER (WHERE x.state = ''completed''), '
-                   '       count(*) FILTER (WHERE x.state = ''failed'') '
+                   '       count(*) FILTER (WHERE awa_internal.closure_state(x.outcome_code, '
+                   '                                  x.state) = ''completed''), '
+                   '       count(*) FILTER (WHERE awa_internal.closure_state(x.outcome_code, '
+                   '                                  x.state) = ''failed'') '
                    '  FROM awa.%I c LEFT JOIN awa.%I x '
                    '    ON x.job_id = c.job_id AND x.run_lease = c.run_lease '
                    ' WHERE c.queue = $1',
@@ -96,9 +99,11 @@ SELECT d.job_id, d.queue, d.priority, d.kind, d.state,
   FROM awa.done_entries d
  WHERE awa.queue_allowed(d.queue, 'manage')
 UNION ALL
-SELECT c.job_id, c.queue, c.priority, c.kind, x.state, c.attempt, x.error, c.created_at,
-       x.closed_at
+SELECT c.job_id, c.queue, c.priority, c.kind,
+       awa_internal.closure_state(x.outcome_code, x.state), c.attempt, x.error,
+       c.created_at, x.closed_at
   FROM awa.lease_claim_closures x
   JOIN awa.lease_claims c ON c.claim_slot = x.claim_slot AND c.job_id = x.job_id
                          AND c.run_lease = x.run_lease
- WHERE x.state IS NOT NULL AND awa.queue_allowed(c.queue, 'manage');
+ WHERE awa_internal.closure_state(x.outcome_code, x.state) IS NOT NULL
+   AND awa.queue_allowed(c.queue, 'manage');

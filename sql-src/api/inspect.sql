@@ -93,10 +93,12 @@ AS $$
     UNION ALL
     -- claimed: the newest copy of each attempt's receipt (prune carries open ones
     -- forward), open or closed by the closure in its slot; a closure that carries the
-    -- job's terminal state (0.9, docs/storage.md §A.15) is its outcome
-    SELECT c.attempt, CASE WHEN x.outcome IS NULL THEN 3
+    -- job's terminal state (0.9, docs/storage.md §A.15) is its outcome; a closure's
+    -- outcome and state are read through its code (0.10, tables/closure_code.sql), and
+    -- no closure is a NULL closed_at (a 0.10 closure's text outcome is NULL)
+    SELECT c.attempt, CASE WHEN x.closed_at IS NULL THEN 3
                            WHEN x.state IS NULL THEN 4 ELSE 5 END,
-           CASE WHEN x.outcome IS NULL THEN 'running'
+           CASE WHEN x.closed_at IS NULL THEN 'running'
                 WHEN x.state IS NOT NULL THEN x.state
                 WHEN x.outcome IN ('retried', 'rescued') THEN 'retryable'
                 ELSE x.outcome END,
@@ -105,7 +107,10 @@ AS $$
       FROM (SELECT DISTINCT ON (l.run_lease) l.*
               FROM awa.lease_claims l WHERE l.job_id = p_job_id
              ORDER BY l.run_lease, l.claim_generation DESC) c
-      LEFT JOIN LATERAL (SELECT y.outcome, y.state, y.error, y.closed_at
+      LEFT JOIN LATERAL (SELECT awa_internal.closure_outcome(y.outcome_code, y.outcome)
+                                    AS outcome,
+                                awa_internal.closure_state(y.outcome_code, y.state) AS state,
+                                y.error, y.closed_at
                            FROM awa.lease_claim_closures y
                           WHERE y.claim_slot = c.claim_slot AND y.job_id = c.job_id
                             AND y.run_lease = c.run_lease

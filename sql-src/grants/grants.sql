@@ -10,6 +10,11 @@ REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA awa_internal FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION awa_internal.semver_rank(text),
     awa_internal.ring_authority_min_flip_version()
     TO PUBLIC;
+-- the closures' code mapping (tables/closure_code.sql): awa.terminal_jobs calls it, so
+-- its readers need EXECUTE (a pure CASE, which reads nothing)
+GRANT EXECUTE ON FUNCTION awa_internal.closure_outcome("char", text),
+    awa_internal.closure_state("char", text)
+    TO PUBLIC;
 
 -- The application API (SECURITY DEFINER, pinned search_path): grant it to a role with
 --   GRANT USAGE ON SCHEMA awa TO app;

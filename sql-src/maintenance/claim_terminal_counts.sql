@@ -7,7 +7,8 @@
 -- current slot, per (queue, priority) of their receipts, in key order: exactly those
 -- the TRUNCATE removes for good (a carried closure is counted where it now lies, and
 -- by the prune that removes its copy). Called under the slot's ACCESS EXCLUSIVE locks,
--- after carry-forward, with the ring's serializer held (the cursor cannot move).
+-- after carry-forward, with the ring's serializer held (the cursor cannot move). A
+-- closure's state is read through its code (0.10, tables/closure_code.sql).
 CREATE OR REPLACE FUNCTION awa_internal.claim_slot_terminal_counts(p_slot int)
 RETURNS TABLE (queue text, priority smallint, completed bigint, failed bigint)
 LANGUAGE plpgsql VOLATILE
@@ -24,7 +25,9 @@ BEGIN
     RETURN QUERY EXECUTE format(
         'SELECT c.queue, c.priority, count(*) FILTER (WHERE x.state = ''completed''), '
         '       count(*) FILTER (WHERE x.state = ''failed'') '
-        '  FROM awa.%1$I x '
+        '  FROM (SELECT y.job_id, y.run_lease, '
+        '               awa_internal.closure_state(y.outcome_code, y.state) AS state '
+        '          FROM awa.%1$I y) x '
         '  JOIN awa.%2$I c ON c.job_id = x.job_id AND c.run_lease = x.run_lease '
         ' WHERE x.state IN (''completed'', ''failed'') '
         '   AND NOT EXISTS (SELECT 1 FROM awa.%3$I y '

@@ -187,8 +187,9 @@ BEGIN
     END IF;
     CASE p_ring
         WHEN 'claim' THEN
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I WHERE state IS NOT NULL '
-                           'AND closed_at > $1)', 'lease_claim_closures_' || p_slot)
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I '
+                           ' WHERE awa_internal.closure_state(outcome_code, state) IS NOT NULL '
+                           '   AND closed_at > $1)', 'lease_claim_closures_' || p_slot)
                INTO v_recent USING v_since;
         WHEN 'queue' THEN
             EXECUTE format('SELECT EXISTS (SELECT 1 FROM awa.%I WHERE finished_at > $1)',
@@ -287,14 +288,16 @@ BEGIN
             v_cols, v_exprs, 'lease_claims_' || p_slot)
           USING v_cur.slot, v_cur.generation, v_jobs, v_leases, v_pos_jobs, v_pos_leases;
         -- the closures alike: every column but the slot and generation (0.9's carry
-        -- the job's terminal state, which must move with them)
+        -- the job's terminal state, which must move with them); a closure with no text
+        -- outcome (0.10's, its code instead: tables/closure_code.sql) keeps no
+        -- generation
         SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO v_cols
           FROM pg_attribute a
          WHERE a.attrelid = 'awa.lease_claim_closures'::regclass AND a.attnum > 0
            AND NOT a.attisdropped AND a.attname NOT IN ('claim_slot', 'claim_generation');
         EXECUTE format(
             'INSERT INTO awa.lease_claim_closures (claim_slot, claim_generation, %1$s) '
-            'SELECT $1, $2, %1$s FROM awa.%2$I '
+            'SELECT $1, CASE WHEN outcome IS NOT NULL THEN $2 END, %1$s FROM awa.%2$I '
             ' WHERE (job_id, run_lease) IN (SELECT * FROM unnest($3, $4))',
             v_cols, 'lease_claim_closures_' || p_slot)
           USING v_cur.slot, v_cur.generation, v_jobs, v_leases;

@@ -145,7 +145,8 @@ AS $$
          GROUP BY c.queue),
     done AS (
         -- terminal outcomes: closures carrying a state, with their receipts' queue
-        -- (docs/storage.md §A.15), and done entries (written before 0.9)
+        -- (docs/storage.md §A.15; the state read through the closure's code,
+        -- tables/closure_code.sql), and done entries (written before 0.9)
         SELECT d.queue,
                count(*) FILTER (WHERE d.state = 'completed') AS c,
                count(*) FILTER (WHERE d.state = 'failed') AS f,
@@ -154,7 +155,9 @@ AS $$
           FROM (SELECT e.queue, e.state, e.finished_at AS at FROM awa.done_entries e
                 UNION ALL
                 SELECT c.queue, x.state, x.closed_at
-                  FROM awa.lease_claim_closures x
+                  FROM (SELECT y.claim_slot, y.job_id, y.run_lease, y.closed_at,
+                               awa_internal.closure_state(y.outcome_code, y.state) AS state
+                          FROM awa.lease_claim_closures y) x
                   JOIN awa.lease_claims c ON c.claim_slot = x.claim_slot
                                          AND c.job_id = x.job_id
                                          AND c.run_lease = x.run_lease
@@ -173,7 +176,8 @@ AS $$
           FROM awa.lease_claim_closures x
           JOIN awa.lease_claims c ON c.claim_slot = x.claim_slot AND c.job_id = x.job_id
                                  AND c.run_lease = x.run_lease, ws
-         WHERE x.outcome = 'rescued' AND x.closed_at >= ws.t
+         WHERE awa_internal.closure_outcome(x.outcome_code, x.outcome) = 'rescued'
+           AND x.closed_at >= ws.t
          GROUP BY c.queue),
     claims AS (
         -- claims in the window whose entry the queue ring still holds

@@ -11,8 +11,9 @@
  * run_lease), the first one holding it; open when its slot has no closure
  * for it); then what close_attempts writes for 'completed': one closure,
  * in the receipt's claim slot, with the state 'completed' (§A.15: no done
- * entry). The row goes straight into the ring child (probes.c's row
- * inserter). complete_batch does the same for up to 1000
+ * entry; in 0.10 the pair as its outcome code, tables/closure_code.sql). The
+ * row goes straight into the ring child (probes.c's row inserter).
+ * complete_batch does the same for up to 1000
  * attempts, their locks taken in key order, then their receipts found under
  * one snapshot taken after the last lock (one read of the claim cursor, one
  * scan per claim child rescanned per attempt: ReceiptFinder).
@@ -297,10 +298,98 @@ awa_receipt_col(AwaReceipt *r, const char *name)
 	return (Datum) 0;
 }
 
-static const char *const closure_cols[] = {
-	"claim_slot", "claim_generation", "job_id", "run_lease", "outcome", "closed_at",
-	"state", "error"
+/*
+ * A closure's columns: those of every version, then 0.10's outcome code
+ * (tables/closure_code.sql) or, in an older catalog, the generation and the
+ * text pair (outcome, state). The child opened decides, not the version: the
+ * 0.7-0.9 scripts run by this library get the rows they always had.
+ */
+static const char *const closure_coded_cols[] = {
+	"claim_slot", "job_id", "run_lease", "closed_at", "error", "outcome_code"
 };
+static const char *const closure_text_cols[] = {
+	"claim_slot", "job_id", "run_lease", "closed_at", "error", "claim_generation",
+	"outcome", "state"
+};
+
+/* the pairs (outcome, state) a closure carries, by code (state NULL: the job goes on) */
+typedef struct ClosureCode
+{
+	char		code;
+	const char *outcome;
+	const char *state;
+} ClosureCode;
+
+static const ClosureCode closure_codes[] = {
+	{'1', "completed", "completed"},
+	{'2', "failed", "failed"},
+	{'3', "retried", NULL},
+	{'4', "cancelled", "cancelled"},
+	{'5', "rescued", NULL},
+	{'6', "rescued", "failed"}
+};
+
+/* whether two states, either NULL, are the same */
+static bool
+same_state(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* the code of the pair (outcome, state) */
+static char
+closure_code(const char *outcome, const char *state)
+{
+	size_t		i;
+
+	for (i = 0; i < lengthof(closure_codes); i++)
+		if (strcmp(closure_codes[i].outcome, outcome) == 0 &&
+			same_state(closure_codes[i].state, state))
+			return closure_codes[i].code;
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("awa_bgw: no outcome code for a closure %s with the state %s",
+					outcome, state != NULL ? state : "NULL")));
+	return '\0';				/* keep compiler quiet */
+}
+
+/*
+ * The pair (outcome, state) a closure's code names; state NULL: the job goes
+ * on. A code outside the table is refused (the closures' CHECK admits none).
+ */
+void
+awa_closure_decode(char code, const char **outcome, const char **state)
+{
+	size_t		i;
+
+	for (i = 0; i < lengthof(closure_codes); i++)
+		if (closure_codes[i].code == code)
+		{
+			*outcome = closure_codes[i].outcome;
+			*state = closure_codes[i].state;
+			return;
+		}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("awa_bgw: a closure with the unknown outcome code %d", (int) code)));
+}
+
+/* the inserter of closures into slot's child; whether that child carries the code */
+static bool
+closures_begin(NamedInserter *ni, Oid nsp, int32 slot)
+{
+	Relation	rel = awa_open_table_for(nsp, "lease_claim_closures", slot,
+										 RowExclusiveLock);
+	bool		coded = awa_column_number_if(rel, "outcome_code") != InvalidAttrNumber;
+
+	if (coded)
+		named_begin(ni, rel, lengthof(closure_coded_cols), closure_coded_cols);
+	else
+		named_begin(ni, rel, lengthof(closure_text_cols), closure_text_cols);
+	return coded;
+}
 
 /*
  * The closes counted against their queues' running limits (src/dataplane/limits.c),
@@ -333,8 +422,10 @@ note_closed(AwaReceipt *rs, int n)
  * in its claim slot's child, carrying the outcome, the job's terminal state
  * (NULL: the job goes on) and the error (0: NULL). One row per attempt: the
  * closure is the outcome (docs/storage.md §A.15), no done entry is written.
- * Each child's rows go through one inserter. A close of an attempt of a
- * queue with a running limit frees its room when the transaction commits.
+ * In 0.10 the pair is written as its code, the text columns and the
+ * generation NULL (closures_begin). Each child's rows go through one
+ * inserter. A close of an attempt of a queue with a running limit frees its
+ * room when the transaction commits.
  */
 void
 awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome, const char *state,
@@ -342,16 +433,18 @@ awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome, const ch
 {
 	NamedInserter ins[AWA_CLAIM_SLOTS];
 	bool		open[AWA_CLAIM_SLOTS] = {0};
-	Datum		v[lengthof(closure_cols)];
-	bool		nulls[lengthof(closure_cols)] = {0};
+	bool		coded[AWA_CLAIM_SLOTS];
+	Datum		code = CharGetDatum(closure_code(outcome, state));
+	Datum		v[lengthof(closure_text_cols)];
+	bool		nulls[lengthof(closure_text_cols)] = {0};
 	int			i;
 
-	v[4] = CStringGetTextDatum(outcome);
-	v[5] = TimestampTzGetDatum(GetCurrentTimestamp());
-	v[6] = state != NULL ? CStringGetTextDatum(state) : (Datum) 0;
-	nulls[6] = state == NULL;
-	v[7] = error;
-	nulls[7] = error == (Datum) 0;
+	v[3] = TimestampTzGetDatum(GetCurrentTimestamp());
+	v[4] = error;
+	nulls[4] = error == (Datum) 0;
+	v[6] = CStringGetTextDatum(outcome);
+	v[7] = state != NULL ? CStringGetTextDatum(state) : (Datum) 0;
+	nulls[7] = state == NULL;
 	for (i = 0; i < n; i++)
 	{
 		int32		slot = DatumGetInt32(awa_receipt_col(&rs[i], "claim_slot"));
@@ -360,16 +453,14 @@ awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome, const ch
 			elog(ERROR, "awa_bgw: a receipt in claim slot %d", slot);
 		if (!open[slot])
 		{
-			named_begin(&ins[slot],
-						awa_open_table_for(nsp, "lease_claim_closures", slot,
-										   RowExclusiveLock),
-						lengthof(closure_cols), closure_cols);
+			coded[slot] = closures_begin(&ins[slot], nsp, slot);
 			open[slot] = true;
 		}
 		v[0] = Int32GetDatum(slot);
-		v[1] = awa_receipt_col(&rs[i], "claim_generation");
-		v[2] = awa_receipt_col(&rs[i], "job_id");
-		v[3] = awa_receipt_col(&rs[i], "run_lease");
+		v[1] = awa_receipt_col(&rs[i], "job_id");
+		v[2] = awa_receipt_col(&rs[i], "run_lease");
+		/* the code, or (older catalog) the generation before the text pair */
+		v[5] = coded[slot] ? code : awa_receipt_col(&rs[i], "claim_generation");
 		named_put(&ins[slot], v, nulls);
 	}
 	for (i = 0; i < AWA_CLAIM_SLOTS; i++)

@@ -31,6 +31,7 @@ extern void awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outco
 							   const char *state, Datum error);
 extern void awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const char *state,
 							  Datum error);
+extern void awa_closure_decode(char code, const char **outcome, const char **state);
 extern void awa_insert_named(Relation rel, int n, const char *const *names, Datum *values,
 							 bool *nulls);
 

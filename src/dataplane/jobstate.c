@@ -17,6 +17,7 @@
  *	lease_claims_c		the newest copy of each attempt's receipt: 3 running
  *						(no closure in its slot), 5 the closure's terminal
  *						state, 4 retryable (retried, rescued) or the outcome
+ *						(either read from the closure's code when it has one)
  *	done_entries_s		5, its state (run_lease > 0: an attempt's outcome)
  *	failed_jobs			5, failed
  *
@@ -43,6 +44,7 @@
 #include "utils/rel.h"
 #include "utils/xid8.h"
 
+#include "src/dataplane/complete.h"
 #include "src/dataplane/jobstate.h"
 #include "src/dataplane/probes.h"
 #include "src/dataplane/windows.h"
@@ -213,6 +215,30 @@ ready_records(Oid nsp, int64 job_id, const AwaFreshRead *fresh, JobTop *top)
 	}
 }
 
+/*
+ * The outcome and state of the closure in cs (state NULL: the job goes on):
+ * from its code when its child has the column and the row a code (0.10,
+ * tables/closure_code.sql), else from the text columns (a row written before,
+ * or an older catalog).
+ */
+static void
+closure_pair(ChildScan *cs, const char **outcome, const char **state)
+{
+	AttrNumber	att = awa_column_number_if(cs->heap, "outcome_code");
+	bool		isnull = true;
+	Datum		code = (Datum) 0;
+
+	if (att != InvalidAttrNumber)
+		code = slot_getattr(cs->slot, att, &isnull);
+	if (!isnull)
+	{
+		awa_closure_decode(DatumGetChar(code), outcome, state);
+		return;
+	}
+	*outcome = text_col(cs, "outcome");
+	*state = text_col(cs, "state");
+}
+
 /* the closure of a receipt copy, in its claim child: its record */
 static void
 receipt_record(Oid nsp, int64 job_id, const ReceiptCopy *rc, const AwaFreshRead *fresh,
@@ -233,9 +259,10 @@ receipt_record(Oid nsp, int64 job_id, const ReceiptCopy *rc, const AwaFreshRead 
 		consider(top, rc->attempt, 3, "running");
 	else
 	{
-		char	   *state = text_col(&cs, "state");
-		char	   *outcome = text_col(&cs, "outcome");
+		const char *outcome;
+		const char *state;
 
+		closure_pair(&cs, &outcome, &state);
 		if (state != NULL)
 			consider(top, rc->attempt, 5, state);
 		else if (strcmp(outcome, "retried") == 0 || strcmp(outcome, "rescued") == 0)
