@@ -21,7 +21,7 @@ SELECT conrelid::regclass AS rel, conname, pg_get_constraintdef(oid) AS def
  WHERE conrelid IN ('awa.lease_claim_closures'::regclass,
                     'awa.lease_claim_closures_0'::regclass)
    AND contype = 'c'
- ORDER BY 1::text, 2;
+ ORDER BY conrelid::regclass::text, conname;
 
 -- the mapping, code by code, and the fallback to the text columns (code NULL)
 SELECT c.code, awa_internal.closure_outcome(c.code, 'x') AS outcome,
