@@ -46,11 +46,10 @@ SELECT sqlstate_of($$INSERT INTO awa.ready_entries
            kind, args, attempt, max_attempts, created_at, txid
       FROM awa.ready_entries WHERE queue = 'qg' LIMIT 1$$) ~ '^23502: null value in column "group_key"' AS refused;
 SELECT sqlstate_of($$INSERT INTO awa.lease_claims
-    (claim_slot, claim_generation, job_id, run_lease, lane_id, lane_seq, ready_slot,
-     ready_generation, queue, priority, kind, args, max_attempts, created_at, attempt)
+    (claim_slot, claim_generation, job_id, run_lease, lane_id, lane_seq, queue, priority,
+     kind, args, max_attempts, created_at, attempt)
     SELECT claim_slot, claim_generation, job_id + 1000, run_lease, lane_id, lane_seq,
-           ready_slot, ready_generation, queue, priority, kind, args, max_attempts,
-           created_at, attempt
+           queue, priority, kind, args, max_attempts, created_at, attempt
       FROM awa.lease_claims WHERE queue = 'qg' LIMIT 1$$) ~ '^23502: null value in column "group_key"' AS refused;
 SELECT count(*) AS entries FROM awa.ready_entries WHERE queue = 'qg';
 SELECT count(*) AS receipts FROM awa.lease_claims WHERE queue = 'qg';
