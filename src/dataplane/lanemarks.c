@@ -293,8 +293,7 @@ awa_ready_space_bound(void)
 	inst = lane_instance();
 	if (!OidIsValid(inst))
 		return PG_UINT64_MAX;
-	b = &lane_marks->spaces[hash_combine(murmurhash32((uint32) MyDatabaseId),
-										 murmurhash32((uint32) inst)) % AWA_SPACE_BOUNDS];
+	b = &lane_marks->spaces[db_hash((int32) inst) % AWA_SPACE_BOUNDS];
 	SpinLockAcquire(&b->mutex);
 	known = b->db == MyDatabaseId && b->instance == inst;
 	if (known)

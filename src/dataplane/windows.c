@@ -127,6 +127,8 @@ typedef struct WinScan
 	bool		bounded;
 	uint64		bound_txid;
 	int64		bound_seq;
+	/* the floor of the ready children's txid bounds (lanemarks.c), read once */
+	uint64		space_floor;
 } WinScan;
 
 #define U64(x) U64FromFullTransactionId(x)
@@ -474,8 +476,9 @@ child_empty(Relation ready, int slot)
  * An entry of W(lo, hi) is not visible in lo, so its txid is at least
  * xmin(lo): a child whose txid bound (src/dataplane/lanemarks.c, read after this
  * statement's snapshot was taken) is below that has none, and is not opened.
- * The floor of the bounds is read by every scan, with a position or not, so
- * that a database's first claim takes it and the windows after it can skip.
+ * The floor of the bounds (w->space_floor) is read once per claim of a lane,
+ * with a position or not, so that a database's first claim takes it and the
+ * windows after it can skip.
  */
 static void
 scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *hi,
@@ -483,7 +486,6 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 {
 	static const char *const rcols[] = {"lane_id", "txid", "lane_seq"};
 	int			s;
-	uint64		space_floor = awa_ready_space_bound();
 
 	w->nsp = nsp;
 	for (s = 0; s < queue_slots && (w->out != NULL || w->counting || w->cands == NIL); s++)
@@ -491,7 +493,7 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 		Relation	ready;
 		Opened	   *o;
 
-		if (lo != NULL && awa_ready_child_bound(s, space_floor) < U64(lo->xmin))
+		if (lo != NULL && awa_ready_child_bound(s, w->space_floor) < U64(lo->xmin))
 			continue;
 		ready = awa_open_table(nsp, "ready_entries", s);
 		o = palloc0(sizeof(Opened));
@@ -598,6 +600,7 @@ lane_takes(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen, int32 cl
 	w.want = limit;
 	w.out = out;
 	w.counting = counted != NULL;
+	w.space_floor = awa_ready_space_bound();
 	if (p.found)
 	{
 		scan_window(&w, nsp, queue_slots, snap_of(p.lo), snap_of(p.hi), true,
