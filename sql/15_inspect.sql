@@ -214,7 +214,9 @@ SELECT state, count(*) FROM awa.jobs() GROUP BY 1 ORDER BY 1;          -- nothin
 SELECT job_id, state, attempt FROM awa.job(:j1);
 SELECT pg_temp.turn('queue', 16);
 SELECT count(*) AS ready_left FROM awa.ready_entries;
-SELECT job_id, state, attempt, args FROM awa.job(:j1);                  -- from the closure
+-- from the closure; the args went with the queue ring (a receipt has none since 0.10,
+-- docs/storage.md A.20)
+SELECT job_id, state, attempt, args FROM awa.job(:j1);
 SELECT job_id, state FROM awa.jobs(state => 'completed');              -- from receipts
 SELECT pg_temp.turn('claim', 8), pg_temp.turn('lease', 8);
 SELECT count(*) AS no_row FROM awa.job(:j1);

@@ -30,13 +30,14 @@ SELECT job_id - :j + 1 AS j, queue, kind, args, priority, attempt, max_attempts,
        run_lease > 0 AS has_lease, claimed_at IS NOT NULL AS claimed,
        deadline_at > claimed_at AS has_deadline
   FROM awa.claim('rf', 3) ORDER BY job_id;
--- each receipt holds its entry's fields (by name), its own, and nothing of the slot
+-- each receipt holds its entry's fields (by name) but the args (tables/held_args.sql),
+-- its own, and nothing of the slot
 SELECT c.job_id - :j + 1 AS j,
-       (c.lane_id, c.lane_seq, c.txid, c.queue, c.priority, c.kind, c.args, c.attempt,
+       (c.lane_id, c.lane_seq, c.txid, c.queue, c.priority, c.kind, c.attempt,
         c.max_attempts, c.created_at, c.group_key)
        IS NOT DISTINCT FROM
-       (r.lane_id, r.lane_seq, r.txid, r.queue, r.priority, r.kind, r.args, r.attempt,
-        r.max_attempts, r.created_at, r.group_key) AS as_entry,
+       (r.lane_id, r.lane_seq, r.txid, r.queue, r.priority, r.kind, r.attempt,
+        r.max_attempts, r.created_at, r.group_key) AND c.args IS NULL AS as_entry,
        (c.claim_slot, c.claim_generation) = (k.slot, k.generation) AS in_cursor,
        c.claim_seq IS NOT NULL AS has_seq, c.win_hi IS NOT NULL AS position,
        to_jsonb(c) ?| ARRAY['ready_slot', 'ready_generation'] AS slot_fields
@@ -112,7 +113,7 @@ SELECT awa.complete(job_id, run_lease) AS completed FROM awa.lease_claims
  WHERE job_id = :n + 1;
 SELECT job_id - :n + 1 AS n, args FROM awa.claim('rf9', 3) ORDER BY job_id;
 SELECT c.job_id - :n + 1 AS n,
-       (c.lane_id, c.lane_seq, c.txid, c.args) = (r.lane_id, r.lane_seq, r.txid, r.args)
+       (c.lane_id, c.lane_seq, c.txid) = (r.lane_id, r.lane_seq, r.txid) AND c.args IS NULL
        AS as_entry
   FROM awa.lease_claims c JOIN awa.ready_entries r USING (job_id)
  WHERE c.job_id >= :n + 2 ORDER BY 1;

@@ -116,6 +116,13 @@ AS $$
                             AND y.run_lease = c.run_lease
                           LIMIT 1) x ON true
     UNION ALL
+    -- the args the queue ring holds for an attempt that was still open when prune took
+    -- its entry's slot (0.10, tables/held_args.sql): they state nothing, as a claimed
+    -- entry, and give the body of an attempt whose receipt does not carry it
+    SELECT h.attempt, 0, NULL, NULL, NULL, NULL, h.args, NULL, NULL, NULL,
+           NULL, NULL, NULL, NULL
+      FROM awa.held_args h WHERE h.job_id = p_job_id
+    UNION ALL
     -- terminal outcomes written as done entries (before 0.9, or a cancelled deferred
     -- job; a done entry's run_lease is the attempt number; 0, a tombstone, is read
     -- with its entry above)
@@ -129,7 +136,9 @@ AS $$
 $$;
 
 -- One job from its records: state, attempt and run_lease from the top record; the body
--- and the times from the newest record that has them (a done entry carries no args);
+-- and the times from the newest record that has them (a done entry carries no args, nor
+-- does a 0.10 receipt: the attempt's ready entry or held args do, while the queue ring
+-- keeps them, docs/storage.md A.20);
 -- the newest heartbeat of the top attempt's receipt, if it has one.
 -- No row: no record of the job (never enqueued, or its history pruned).
 CREATE OR REPLACE FUNCTION awa_internal.job_in_snapshot(p_job_id bigint) RETURNS SETOF awa.job_info

@@ -47,8 +47,24 @@ CREATE OR REPLACE FUNCTION awa_internal.retry_backoff(p_attempt int) RETURNS int
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT make_interval(secs => least(power(2, least(p_attempt, 12)), 3600)) $$;
 
+-- The args of an attempt whose receipt does not carry them (0.10, tables/held_args.sql,
+-- docs/storage.md A.20): its ready entry's, or, once prune took the entry's slot, the
+-- copy the queue ring holds while the attempt is open. In C (src/dataplane/heldargs.c),
+-- as the fail path in C reads them: the queue families are locked first and read as a
+-- fresh read, a snapshot taken after the locks (a prune's TRUNCATE is not MVCC-safe, and
+-- a snapshot from before its commit would see the slot empty and not the copy it made),
+-- at every isolation level and with no predicate lock. The callers hold the attempt
+-- open, so the args are there; missing ones are a broken invariant, refused (XX001)
+-- rather than retried without args.
+CREATE OR REPLACE FUNCTION awa_internal.attempt_args(p_job_id bigint, p_attempt int)
+RETURNS jsonb
+LANGUAGE C VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'awa_attempt_args_sql';
+
 -- Ends an open attempt as failed: retried (deferred by retry_in or the backoff) while
--- attempts remain, else moved to failed_jobs. Shared by fail() and rescue.
+-- attempts remain, else moved to failed_jobs. Shared by fail() and rescue. The args come
+-- from the receipt when it carries them, else from the queue ring (attempt_args), read
+-- after the closure as the C path (src/dataplane/attempts.c) does.
 CREATE OR REPLACE FUNCTION awa_internal.fail_attempt(p_receipt awa.lease_claims, p_outcome text, p_error text,
                                  p_retry_in interval)
 RETURNS void
@@ -62,7 +78,9 @@ BEGIN
                                                           THEN 'retried' ELSE p_outcome END,
                                    NULL, NULL);
         PERFORM awa_internal.enqueue_jobs(p_receipt.queue, ARRAY[ROW(1, p_receipt.job_id,
-            p_receipt.kind, p_receipt.args, p_receipt.priority,
+            p_receipt.kind,
+            coalesce(p_receipt.args, awa_internal.attempt_args(p_receipt.job_id, v_attempt)),
+            p_receipt.priority,
             now() + coalesce(p_retry_in, awa_internal.retry_backoff(v_attempt)),
             v_attempt + 1, p_receipt.max_attempts,
             p_receipt.created_at, p_error)::awa.new_job]);
@@ -71,7 +89,9 @@ BEGIN
         INSERT INTO awa.failed_jobs (job_id, queue, priority, kind, args, attempts,
                                      max_attempts, error, created_at)
         VALUES (p_receipt.job_id, p_receipt.queue, p_receipt.priority, p_receipt.kind,
-                p_receipt.args, v_attempt, p_receipt.max_attempts, p_error,
+                coalesce(p_receipt.args,
+                         awa_internal.attempt_args(p_receipt.job_id, v_attempt)),
+                v_attempt, p_receipt.max_attempts, p_error,
                 p_receipt.created_at)
         ON CONFLICT (job_id) DO NOTHING;
     END IF;

@@ -558,14 +558,95 @@ BEGIN
 END
 $$;
 
+-- The attempts of queue slot p_slot whose args the queue ring may still have to hold
+-- (0.10, tables/held_args.sql, docs/storage.md A.20), and "rows", how many rows the slot
+-- holds, all in one snapshot. An attempt is in the set unless a receipt of it has a
+-- closure (closed attempts stay closed) or carries its own args (written before 0.10);
+-- and then only if a receipt of it exists, or it is an entry not yet claimed in this
+-- snapshot (its lane's window, as awa.entry_unclaimed reads it) and not cancelled: such
+-- an entry may be claimed before the locks. A held row or a claimed entry with no
+-- receipt at all had its attempt closed and its receipt pruned with the claim ring.
+-- Read before prune's exclusive locks, after the liveness gate: it reads the claim ring,
+-- too long to do while the slot's children are locked. By the time of the locks the set
+-- can only hold too many attempts, never too few, except for rows that became visible
+-- since; prune_locked refuses the slot when the count under the locks differs (the
+-- families are append-only: an equal count is the same rows).
+CREATE OR REPLACE FUNCTION awa_internal.queue_slot_open_attempts(p_slot int,
+    OUT jobs bigint[], OUT attempts int[], OUT rows bigint)
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    EXECUTE format(
+        'WITH b AS MATERIALIZED ( '
+        '       SELECT job_id, attempt, lane_id, txid, lane_seq FROM awa.%1$I '
+        '       UNION ALL SELECT job_id, attempt, NULL, NULL, NULL FROM awa.%2$I), '
+        '     w AS (SELECT l.lane_id, p.* FROM (SELECT DISTINCT lane_id FROM b '
+        '                                        WHERE lane_id IS NOT NULL) l, '
+        '                 LATERAL awa_internal.lane_window(l.lane_id) p), '
+        '     o AS (SELECT b.job_id, b.attempt FROM b LEFT JOIN w ON w.lane_id = b.lane_id '
+        '            WHERE NOT EXISTS ( '
+        '                    SELECT 1 FROM awa.lease_claims c '
+        '                     WHERE c.job_id = b.job_id AND c.attempt = b.attempt '
+        '                       AND (c.args IS NOT NULL OR EXISTS ( '
+        '                            SELECT 1 FROM awa.lease_claim_closures x '
+        '                             WHERE x.job_id = c.job_id AND x.run_lease = c.run_lease))) '
+        '              AND (EXISTS (SELECT 1 FROM awa.lease_claims c '
+        '                            WHERE c.job_id = b.job_id AND c.attempt = b.attempt) '
+        '                   OR (b.lane_id IS NOT NULL '
+        '                       AND awa_internal.window_unclaimed(b.txid, b.lane_seq, w.win_lo, '
+        '                                                         w.win_hi, w.txid, w.lane_seq) '
+        '                       AND NOT EXISTS (SELECT 1 FROM awa.%3$I d '
+        '                                        WHERE d.lane_id = b.lane_id '
+        '                                          AND d.lane_seq = b.lane_seq '
+        '                                          AND d.run_lease = 0)))) '
+        'SELECT (SELECT coalesce(array_agg(job_id ORDER BY job_id, attempt), ''{}'') FROM o), '
+        '       (SELECT coalesce(array_agg(attempt ORDER BY job_id, attempt), ''{}'') FROM o), '
+        '       (SELECT count(*) FROM b)',
+        'ready_entries_' || p_slot, 'held_args_' || p_slot, 'done_entries_' || p_slot)
+       INTO jobs, attempts, rows;
+END
+$$;
+
+-- Under prune's exclusive locks on queue slot p_slot: the args of the attempts given
+-- (queue_slot_open_attempts), from the slot's ready entries and held args, copied into
+-- held_args of the queue ring's current slot, where the attempt's readers find them
+-- (awa_internal.attempt_args). An attempt that closed meanwhile leaves a copy nobody
+-- reads, gone with its slot one turn later.
+CREATE OR REPLACE FUNCTION awa_internal.queue_slot_hold_args(p_slot int, p_jobs bigint[],
+                                                            p_attempts int[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF cardinality(p_jobs) = 0 THEN
+        RETURN;
+    END IF;
+    EXECUTE format(
+        'INSERT INTO awa.held_args (ready_slot, job_id, attempt, args) '
+        'SELECT k.slot, b.job_id, b.attempt, b.args '
+        '  FROM awa.ring_cursor(''queue'') k, '
+        '       (SELECT job_id, attempt, args FROM awa.%I '
+        '        UNION ALL SELECT job_id, attempt, args FROM awa.%I) b '
+        ' WHERE (b.job_id, b.attempt) IN (SELECT * FROM unnest($1, $2))',
+        'ready_entries_' || p_slot, 'held_args_' || p_slot)
+      USING p_jobs, p_attempts;
+END
+$$;
+
 -- The part of prune that runs under the slot's exclusive locks: the locks, every gate
 -- again, carry-forward, the rollup deltas, the TRUNCATE of the children that have any
 -- storage (an empty one keeps its relfilenode). Returns {outcome, reason}.
 -- The caller runs it with lock_timeout = awa_bgw.prune_lock_timeout, so that no wait
 -- under the exclusive locks outlasts it. Claim ring: p_keep_lanes and p_receipts come
--- from awa_internal.claim_slot_position_lanes, read before the locks.
+-- from awa_internal.claim_slot_position_lanes, read before the locks. Queue ring
+-- (0.10): p_held_jobs, p_held_attempts and p_receipts (the slot's rows) from
+-- awa_internal.queue_slot_open_attempts, read before the locks.
+DROP FUNCTION IF EXISTS awa_internal.prune_locked(text, int, int[], bigint);
 CREATE OR REPLACE FUNCTION awa_internal.prune_locked(p_ring text, p_slot int, p_keep_lanes int[],
-                                            p_receipts bigint)
+                                            p_receipts bigint, p_held_jobs bigint[],
+                                            p_held_attempts int[])
 RETURNS text[]
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -588,11 +669,22 @@ BEGIN
         IF v_receipts IS DISTINCT FROM p_receipts THEN
             RETURN ARRAY['blocked', 'claim.receipts_changed'];
         END IF;
+    ELSIF p_ring = 'queue' THEN
+        -- entries committed since the open attempts were read: they were not considered
+        EXECUTE format('SELECT (SELECT count(*) FROM awa.%I) + (SELECT count(*) FROM awa.%I)',
+                       'ready_entries_' || p_slot, 'held_args_' || p_slot)
+           INTO v_receipts;
+        IF v_receipts IS DISTINCT FROM p_receipts THEN
+            RETURN ARRAY['blocked', 'queue.entries_changed'];
+        END IF;
     END IF;
     v_reason := coalesce(awa_internal.ring_slot_live_reason(p_ring, p_slot),
                          awa_internal.ring_slot_window_reason(p_ring, p_slot));
     IF v_reason IS NOT NULL THEN
         RETURN ARRAY['skipped_active', v_reason];
+    END IF;
+    IF p_ring = 'queue' THEN
+        PERFORM awa_internal.queue_slot_hold_args(p_slot, p_held_jobs, p_held_attempts);
     END IF;
     v_reason := awa_internal.ring_slot_carry_forward(p_ring, p_slot, p_keep_lanes);
     IF v_reason IS NOT NULL THEN
@@ -665,6 +757,8 @@ DECLARE
     v_locked boolean;
     v_keep int[];
     v_receipts bigint;
+    v_held_jobs bigint[];
+    v_held_attempts int[];
     v_res text[];
 BEGIN
     v_n := awa_internal.ring_slot_count(p_ring);
@@ -723,9 +817,13 @@ BEGIN
     IF p_ring = 'claim' THEN
         SELECT k.lanes, k.receipts INTO v_keep, v_receipts
           FROM awa_internal.claim_slot_position_lanes(slot) k;
+    ELSIF p_ring = 'queue' THEN
+        SELECT o.jobs, o.attempts, o.rows INTO v_held_jobs, v_held_attempts, v_receipts
+          FROM awa_internal.queue_slot_open_attempts(slot) o;
     END IF;
     BEGIN
-        v_res := awa_internal.prune_locked(p_ring, slot, v_keep, v_receipts);
+        v_res := awa_internal.prune_locked(p_ring, slot, v_keep, v_receipts, v_held_jobs,
+                                           v_held_attempts);
         outcome := v_res[1];
         reason := v_res[2];
     EXCEPTION

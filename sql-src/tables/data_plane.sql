@@ -88,41 +88,25 @@ CREATE TABLE awa.leases (
 ) PARTITION BY LIST (lease_slot);
 CREATE INDEX ON awa.leases (job_id, run_lease, heartbeat_at);
 
--- Which families make up each ring, in a fixed order (busy checks report the first
--- non-empty one).
-CREATE FUNCTION awa_internal.ring_families(p_ring text) RETURNS text[]
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    CASE p_ring
-        WHEN 'queue' THEN RETURN ARRAY['ready_entries', 'done_entries'];
-        WHEN 'lease' THEN RETURN ARRAY['leases'];
-        WHEN 'claim' THEN RETURN ARRAY['lease_claims', 'lease_claim_closures'];
-        ELSE
-            RAISE EXCEPTION 'unknown ring "%"', p_ring
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'The rings are queue, lease and claim.';
-    END CASE;
-END
-$$;
-
 -- One child per slot of each ring family, as many as the ring's slot_count (its
--- ring_state row, tables/seed.sql).
+-- ring_state row, tables/seed.sql). The families of each ring are listed by
+-- awa_internal.ring_families (tables/held_args.sql, which adds the queue ring's third).
 DO $$
 DECLARE
     r record;
     s int;
 BEGIN
-    FOR r IN SELECT 'queue' AS ring, q.slot_count AS n FROM awa.queue_ring_state q
-             UNION ALL SELECT 'lease', l.slot_count FROM awa.lease_ring_state l
-             UNION ALL SELECT 'claim', c.slot_count FROM awa.claim_ring_state c LOOP
+    FOR r IN SELECT ARRAY['ready_entries', 'done_entries'] AS families, q.slot_count AS n
+               FROM awa.queue_ring_state q
+             UNION ALL SELECT ARRAY['leases'], l.slot_count FROM awa.lease_ring_state l
+             UNION ALL SELECT ARRAY['lease_claims', 'lease_claim_closures'], c.slot_count
+               FROM awa.claim_ring_state c LOOP
         FOR s IN 0 .. r.n - 1 LOOP
             EXECUTE (SELECT string_agg(format(
                 'CREATE TABLE awa.%I PARTITION OF awa.%I FOR VALUES IN (%s); '
                 'SELECT pg_catalog.pg_extension_config_dump(%L, %L)',
                 f || '_' || s, f, s, format('awa.%I', f || '_' || s), ''), '; ')
-                FROM unnest(awa_internal.ring_families(r.ring)) f);
+                FROM unnest(r.families) f);
         END LOOP;
     END LOOP;
 END

@@ -40,6 +40,7 @@
 #include "src/dataplane/checks.h"
 #include "src/dataplane/complete.h"
 #include "src/dataplane/enqueue.h"
+#include "src/dataplane/heldargs.h"
 #include "src/dataplane/probes.h"
 #include "src/dataplane/queuepolicy.h"
 #include "src/dataplane/wait.h"
@@ -64,6 +65,19 @@ retry_at(int32 attempt, Interval *retry_in)
 	return now + secs * USECS_PER_SEC;
 }
 
+/*
+ * The args of r's attempt: the receipt's own when it has them (written
+ * before 0.10), else the queue ring's (heldargs.c, docs/storage.md A.20).
+ */
+static Datum
+attempt_args(AwaReceipt *r)
+{
+	if (!awa_receipt_col_is_null(r, "args"))
+		return awa_receipt_col(r, "args");
+	return awa_attempt_args(awa_namespace(), DatumGetInt64(awa_receipt_col(r, "job_id")),
+							DatumGetInt32(awa_receipt_col(r, "attempt")));
+}
+
 /* the job into awa.failed_jobs, unless it is there */
 static void
 insert_failed(AwaReceipt *r, Datum error)
@@ -78,7 +92,7 @@ insert_failed(AwaReceipt *r, Datum error)
 	v[1] = awa_receipt_col(r, "queue");
 	v[2] = awa_receipt_col(r, "priority");
 	v[3] = awa_receipt_col(r, "kind");
-	v[4] = awa_receipt_col(r, "args");
+	v[4] = attempt_args(r);
 	v[5] = awa_receipt_col(r, "attempt");
 	v[6] = awa_receipt_col(r, "max_attempts");
 	v[7] = error;
@@ -115,7 +129,7 @@ fail_attempt(Oid nsp, AwaReceipt *r, Datum error, Interval *retry_in)
 	job.ord = 1;
 	job.job_id = DatumGetInt64(awa_receipt_col(r, "job_id"));
 	job.kind = awa_receipt_col(r, "kind");
-	job.args = awa_receipt_col(r, "args");
+	job.args = attempt_args(r);
 	job.priority = DatumGetInt16(awa_receipt_col(r, "priority"));
 	job.run_at = retry_at(attempt, retry_in);
 	job.attempt = attempt + 1;

@@ -242,12 +242,44 @@ set_col(WindowEntry *e, AttrNumber a, Datum value)
 	e->nulls[a - 1] = false;
 }
 
+/*
+ * The args column of a receipt child that may leave them out (0.10,
+ * tables/held_args.sql: the queue ring holds them while the attempt is open,
+ * docs/storage.md A.20); InvalidAttrNumber in an older catalog, whose
+ * receipts carry them.
+ */
+static AttrNumber
+receipt_args_column(Relation child)
+{
+	AttrNumber	a = awa_column_number(child, "args");
+
+	return TupleDescAttr(RelationGetDescr(child), a - 1)->attnotnull ? InvalidAttrNumber : a;
+}
+
+/* e as a receipt, without its args when a_args is valid; e itself unchanged */
+static void
+put_receipt(RowInserter *ri, WindowEntry *e, AttrNumber a_args)
+{
+	bool		had;
+
+	if (a_args == InvalidAttrNumber)
+	{
+		awa_row_inserter_put(ri, e->values, e->nulls);
+		return;
+	}
+	had = e->nulls[a_args - 1];
+	e->nulls[a_args - 1] = true;
+	awa_row_inserter_put(ri, e->values, e->nulls);
+	e->nulls[a_args - 1] = had;
+}
+
 static void
 insert_receipts(Claim *c, Relation child, List *taken, WindowEntry *last,
 				Datum win_lo, Datum win_hi)
 {
 	RowInserter ri;
 	AttrNumber	at[R_NCOLS];
+	AttrNumber	a_args = receipt_args_column(child);
 	int			i;
 	Oid			seq = awa_relid(c->nsp, "claim_seq");
 	TimestampTz now = GetCurrentTimestamp();
@@ -282,7 +314,7 @@ insert_receipts(Claim *c, Relation child, List *taken, WindowEntry *last,
 				set_col(e, at[R_LO], win_lo);
 			set_col(e, at[R_HI], win_hi);
 		}
-		awa_row_inserter_put(&ri, e->values, e->nulls);
+		put_receipt(&ri, e, a_args);
 		put_result(c, map, e);
 	}
 	awa_row_inserter_end(&ri);

@@ -285,17 +285,31 @@ awa_insert_named(Relation rel, int n, const char *const *names, Datum *values, b
 	awa_row_inserter_end(&ni.ri);
 }
 
-/* r's column by name */
-Datum
-awa_receipt_col(AwaReceipt *r, const char *name)
+/* the index of r's column name in receipt_cols */
+static int
+receipt_col_index(const char *name)
 {
 	int			i;
 
 	for (i = 0; i < AWA_RECEIPT_COLS; i++)
 		if (strcmp(receipt_cols[i], name) == 0)
-			return r->values[i];
+			return i;
 	elog(ERROR, "no receipt column %s", name);
-	return (Datum) 0;
+	return -1;
+}
+
+/* r's column by name */
+Datum
+awa_receipt_col(AwaReceipt *r, const char *name)
+{
+	return r->values[receipt_col_index(name)];
+}
+
+/* whether r's column is NULL (a 0.10 receipt's args, tables/held_args.sql) */
+bool
+awa_receipt_col_is_null(AwaReceipt *r, const char *name)
+{
+	return r->nulls[receipt_col_index(name)];
 }
 
 /*

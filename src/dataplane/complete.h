@@ -27,6 +27,7 @@ extern bool awa_lock_open_receipt(int64 job_id, int64 run_lease, AwaReceipt *r);
 extern void awa_receipts_read_end(void);
 extern const AwaFreshRead *awa_receipts_fresh(void);
 extern Datum awa_receipt_col(AwaReceipt *r, const char *name);
+extern bool awa_receipt_col_is_null(AwaReceipt *r, const char *name);
 extern void awa_close_attempts(Oid nsp, AwaReceipt *rs, int n, const char *outcome,
 							   const char *state, Datum error);
 extern void awa_close_attempt(Oid nsp, AwaReceipt *r, const char *outcome, const char *state,
