@@ -35,8 +35,9 @@ SELECT queue, available, scheduled, running, completed_total, failed_total,
 SELECT s.queue, (s.available, s.scheduled, s.running, s.completed_total, s.failed_total)
                 = (c.available, c.scheduled, c.running, c.completed, c.failed) AS same
   FROM awa.queue_stats s CROSS JOIN LATERAL awa.queue_counts(s.queue) c ORDER BY 1;
--- the oldest available job: a5 (a3 and a4 were claimed first, a6 cancelled)
-SELECT s.oldest_available_at = r.enqueued_at AS oldest_is_a5,
+-- the oldest available job: a5 (a3 and a4 were claimed first, a6 cancelled); its entry
+-- may have enqueued_at NULL, read as created_at (0.10, tables/entry_fields.sql)
+SELECT s.oldest_available_at = coalesce(r.enqueued_at, r.created_at) AS oldest_is_a5,
        s.oldest_available_age >= interval '0' AS age_ok
   FROM awa.queue_stats s, awa.ready_entries r
  WHERE s.queue = 'mon_a' AND r.job_id = :a5;

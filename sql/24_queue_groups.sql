@@ -40,10 +40,10 @@ SELECT count(*) AS failed, count(group_key) AS with_key
 
 -- a writer that does not name the key is refused, nothing written
 SELECT sqlstate_of($$INSERT INTO awa.ready_entries
-    (ready_slot, ready_generation, lane_id, lane_seq, job_id, queue, priority, kind, args,
-     attempt, max_attempts, created_at, txid)
-    SELECT ready_slot, ready_generation, lane_id, lane_seq, job_id + 1000, queue, priority,
-           kind, args, attempt, max_attempts, created_at, txid
+    (ready_slot, lane_id, lane_seq, job_id, queue, priority, kind, args, attempt,
+     max_attempts, created_at, txid)
+    SELECT ready_slot, lane_id, lane_seq, job_id + 1000, queue, priority, kind, args,
+           attempt, max_attempts, created_at, txid
       FROM awa.ready_entries WHERE queue = 'qg' LIMIT 1$$) ~ '^23502: null value in column "group_key"' AS refused;
 SELECT sqlstate_of($$INSERT INTO awa.lease_claims
     (claim_slot, claim_generation, job_id, run_lease, lane_id, lane_seq, queue, priority,

@@ -1,13 +1,15 @@
 -- Receipts without their entry's slot and generation (0.10; docs/proposals/
 -- receipt_fields.md (a1), tables/receipt_fields.sql, docs/storage.md A.16): lease_claims
 -- drops ready_slot and ready_generation, which nothing read; the claim copies the entry
--- columns the receipt still has, by name. Entries keep theirs.
+-- columns the receipt still has, by name. Entries keep their slot (their generation goes
+-- too, tables/entry_fields.sql, sql/27_entry_fields).
 \i sql/fresh.inc
 SET statement_timeout = '60s';
 \pset null '∅'
 
--- the catalog: the two columns dropped from the receipts (parent and children), kept
--- by the entries; a fresh install and an updated 0.9 catalog drop them alike (t/010)
+-- the catalog: the two columns dropped from the receipts (parent and children), the
+-- slot kept by the entries (one dropped column each: their generation); a fresh install
+-- and an updated 0.9 catalog drop them alike (t/010)
 CREATE FUNCTION pg_temp.slot_columns(p_rel regclass)
 RETURNS TABLE (live text, dropped int) LANGUAGE sql AS $$
     SELECT string_agg(a.attname, ',' ORDER BY a.attnum)

@@ -578,12 +578,12 @@ my ($job_x, $job_y, $live_at, $live_fn) = split /\n/,
 	  SELECT awa.enqueue('q_live', 'k') AS y \\gset
 	  SELECT :x;
 	  SELECT :y;
-	  SELECT string_agg(DISTINCT ready_slot || ':' || ready_generation || ':' || lane_id, ',')
+	  SELECT string_agg(DISTINCT ready_slot || ':' || lane_id, ',')
 	    FROM awa.ready_entries WHERE job_id IN (:x, :y);
 	  SELECT pg_relation_filenode(format('awa.ready_entries_%s', ready_slot))
 	    FROM awa.ready_entries WHERE job_id = :x;
 	  COMMIT;});
-like($live_at, qr/^\d+:\d+:\d+$/, 'X and Y are in one slot and one lane');
+like($live_at, qr/^\d+:\d+$/, 'X and Y are in one slot and one lane');
 my ($live_slot) = split /:/, $live_at;
 my $stall = ($live_slot + 15) % 16;
 wait_until(

@@ -177,18 +177,20 @@ is(sql('grants010', q{SET ROLE t010_app;
   SELECT awa.enqueue('g', 'k', priority => 5) > 0 AND awa.enqueue('g', 'k', '{}', 4::smallint) > 0}),
 	't', '... and enqueues with priority => 5, and with a smallint as before');
 # the internals moved with ALTER FUNCTION ... SET SCHEMA: every function of 0.9 but the
-# four retired smallint forms, leader_key_holders and prune_locked (whose arguments
-# changed: queue prune passes it the open attempts whose args it holds, tables/
-# held_args.sql) keeps its OID, privileges (a DBA's grant on an internal too) and comment
+# four retired smallint forms, leader_key_holders, window_claimables (dropped and
+# created again: its result loses the entries' ready_generation,
+# upgrade/0.9--0.10-claim.sql) and prune_locked (whose arguments changed: queue prune
+# passes it the open attempts whose args it holds, tables/held_args.sql) keeps its OID,
+# privileges (a DBA's grant on an internal too) and comment
 is(sql('grants010', q{SELECT string_agg(b.proname, ' ' ORDER BY b.proname)
                         FROM public.t010_before b LEFT JOIN pg_proc p ON p.oid = b.oid
                        WHERE p.oid IS NULL}),
-	'check_job enqueue leader_key_holders prune_locked register_queue schedule',
-	'0.9 -> 0.10: only the retired forms, leader_key_holders and prune_locked are gone');
+	'check_job enqueue leader_key_holders prune_locked register_queue schedule window_claimables',
+	'0.9 -> 0.10: only the retired forms, leader_key_holders, window_claimables and prune_locked are gone');
 is(sql('grants010', q{SELECT count(*) FILTER (WHERE p.pronamespace = 'awa_internal'::regnamespace)
                              || ' ' || count(*) FILTER (WHERE p.proacl::text IS DISTINCT FROM b.acl)
                         FROM public.t010_before b JOIN pg_proc p ON p.oid = b.oid}),
-	'112 0', '... 112 of them are in awa_internal now, none with other privileges');
+	'111 0', '... 111 of them are in awa_internal now, none with other privileges');
 # (0.10 comments the four functions of awa that had none; no other comment changes)
 is(sql('grants010', q{SELECT string_agg(b.proname || ':' || (b.comment IS NULL), ' '
                                         ORDER BY b.proname)

@@ -17,11 +17,13 @@ AS 'MODULE_PATHNAME', 'awa_window_position';
 
 -- What a claim of the lane takes, in claim order, up to p_limit; the last row carries
 -- the window to record. The caller holds the lane's claim lock, and its statement took
--- its snapshot after the lock.
+-- its snapshot after the lock. The entries' columns by name: no ready_generation since
+-- 0.10 (tables/entry_fields.sql; the upgrade drops the 0.9 form first,
+-- upgrade/0.9--0.10-claim.sql), and enqueued_at as coalesce(enqueued_at, created_at).
 CREATE OR REPLACE FUNCTION awa_internal.window_claimables(p_lane_id int, p_limit int,
                                                  p_claim_slot int, p_claim_gen bigint,
                                                  p_claim_slots int, p_queue_slots int)
-RETURNS TABLE (ready_slot int, ready_generation bigint, lane_id int, lane_seq bigint,
+RETURNS TABLE (ready_slot int, lane_id int, lane_seq bigint,
                job_id bigint, queue text, priority smallint, kind text, args jsonb,
                attempt int, max_attempts int, created_at timestamptz,
                enqueued_at timestamptz, txid xid8, win_lo pg_snapshot, win_hi pg_snapshot)

@@ -68,10 +68,9 @@ BEGIN
     IF v_def.job_id IS NOT NULL THEN
         PERFORM awa_internal.require_queue_privilege(v_def.queue, 'manage');
         SELECT * INTO v_cur FROM awa.ring_cursor('queue');
-        INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
-                                      lane_id, lane_seq, queue, priority, kind, state,
-                                      created_at)
-        VALUES (v_cur.slot, v_cur.generation, v_def.job_id, v_def.attempt, 0, 0,
+        INSERT INTO awa.done_entries (ready_slot, job_id, run_lease, lane_id, lane_seq,
+                                      queue, priority, kind, state, created_at)
+        VALUES (v_cur.slot, v_def.job_id, v_def.attempt, 0, 0,
                 v_def.queue, v_def.priority, v_def.kind, 'cancelled', v_def.created_at);
         RETURN true;
     END IF;
@@ -80,10 +79,10 @@ BEGIN
         PERFORM awa_internal.require_queue_privilege(v_entry.queue, 'manage');
         PERFORM awa_internal.private_xact_lock(awa_internal.claim_lock_key(v_entry.lane_id));
         IF awa.entry_unclaimed(v_entry) THEN
-            INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
-                                          lane_id, lane_seq, queue, priority, kind, state,
+            INSERT INTO awa.done_entries (ready_slot, job_id, run_lease, lane_id,
+                                          lane_seq, queue, priority, kind, state,
                                           created_at)
-            VALUES (v_entry.ready_slot, v_entry.ready_generation, v_entry.job_id, 0,
+            VALUES (v_entry.ready_slot, v_entry.job_id, 0,
                     v_entry.lane_id, v_entry.lane_seq, v_entry.queue, v_entry.priority,
                     v_entry.kind, 'cancelled', v_entry.created_at);
             RETURN true;

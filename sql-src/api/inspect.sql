@@ -78,11 +78,13 @@ AS $$
     -- below its lane's position, which the claim ring keeps while the queue ring holds
     -- the entry) it ranks 0, under every stage of its attempt, and tells no state: the
     -- receipt does, and a receipt pruned before the entry (the claim ring turning
-    -- faster) has taken the attempt's history with it
+    -- faster) has taken the attempt's history with it. Its run_at is when it entered
+    -- the queue ring: created_at when enqueued_at is NULL (0.10, an entry written within
+    -- 1 ms of its job's creation, tables/entry_fields.sql)
     SELECT r.attempt, CASE WHEN t.job_id IS NOT NULL THEN 5 WHEN u.unclaimed THEN 2 ELSE 0 END,
            CASE WHEN t.job_id IS NOT NULL THEN 'cancelled' WHEN u.unclaimed THEN 'available' END,
            r.queue, r.priority, r.kind, r.args, r.max_attempts, NULL, NULL,
-           r.created_at, r.enqueued_at, NULL, t.finished_at
+           r.created_at, coalesce(r.enqueued_at, r.created_at), NULL, t.finished_at
       FROM awa.ready_entries r
       LEFT JOIN LATERAL (SELECT d.job_id, d.finished_at FROM awa.done_entries d
                           WHERE d.ready_slot = r.ready_slot AND d.lane_id = r.lane_id

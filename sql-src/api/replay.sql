@@ -172,10 +172,10 @@ BEGIN
                              ORDER BY x.job_id LIMIT v_left
                              FOR UPDATE SKIP LOCKED)
         RETURNING d.*)
-    INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease, lane_id,
-                                  lane_seq, queue, priority, kind, state, created_at)
-    SELECT k.slot, k.generation, g.job_id, g.attempt, 0, 0, g.queue, g.priority, g.kind,
-           'cancelled', g.created_at
+    INSERT INTO awa.done_entries (ready_slot, job_id, run_lease, lane_id, lane_seq, queue,
+                                  priority, kind, state, created_at)
+    SELECT k.slot, g.job_id, g.attempt, 0, 0, g.queue, g.priority, g.kind, 'cancelled',
+           g.created_at
       FROM awa.ring_cursor('queue') k, gone g;
     GET DIAGNOSTICS v_n = ROW_COUNT;
     v_left := v_left - v_n;
@@ -185,10 +185,9 @@ BEGIN
                    WHERE l.queue = cancel_queue.queue ORDER BY 1 LOOP
         EXIT WHEN v_left <= 0;
         PERFORM awa_internal.private_xact_lock(awa_internal.claim_lock_key(v_lane));
-        INSERT INTO awa.done_entries (ready_slot, ready_generation, job_id, run_lease,
-                                      lane_id, lane_seq, queue, priority, kind, state,
-                                      created_at)
-        SELECT r.ready_slot, r.ready_generation, r.job_id, 0, r.lane_id, r.lane_seq,
+        INSERT INTO awa.done_entries (ready_slot, job_id, run_lease, lane_id, lane_seq,
+                                      queue, priority, kind, state, created_at)
+        SELECT r.ready_slot, r.job_id, 0, r.lane_id, r.lane_seq,
                r.queue, r.priority, r.kind, 'cancelled', r.created_at
           FROM awa_internal.lane_window(v_lane) p, awa.ready_entries r
          WHERE r.lane_id = v_lane

@@ -125,8 +125,10 @@ AS $$
                         coalesce(awa_internal.ring_history_start('queue'), now() - p_window),
                         coalesce(awa_internal.ring_history_start('claim'), now() - p_window)) AS t),
     avail AS (
-        -- the lanes with an entry in the queue ring, each position read once
-        SELECT r.queue, count(*) AS n, min(r.enqueued_at) AS oldest
+        -- the lanes with an entry in the queue ring, each position read once; an entry
+        -- of 0.10 enqueued within 1 ms of its job's creation has enqueued_at NULL
+        -- (tables/entry_fields.sql) and entered the ring at created_at
+        SELECT r.queue, count(*) AS n, min(coalesce(r.enqueued_at, r.created_at)) AS oldest
           FROM (SELECT DISTINCT e.lane_id FROM awa.ready_entries e) al
          CROSS JOIN LATERAL awa_internal.lane_window(al.lane_id) p
           JOIN awa.ready_entries r ON r.lane_id = al.lane_id
@@ -180,9 +182,11 @@ AS $$
            AND x.closed_at >= ws.t
          GROUP BY c.queue),
     claims AS (
-        -- claims in the window whose entry the queue ring still holds
-        SELECT c.queue, count(*) AS n, avg(c.claimed_at - r.enqueued_at) AS lat_avg,
-               max(c.claimed_at - r.enqueued_at) AS lat_max
+        -- claims in the window whose entry the queue ring still holds (its enqueued_at
+        -- read as in avail)
+        SELECT c.queue, count(*) AS n,
+               avg(c.claimed_at - coalesce(r.enqueued_at, r.created_at)) AS lat_avg,
+               max(c.claimed_at - coalesce(r.enqueued_at, r.created_at)) AS lat_max
           FROM awa.lease_claims c
           JOIN awa.ready_entries r ON r.lane_id = c.lane_id AND r.txid = c.txid
                                   AND r.lane_seq = c.lane_seq, ws

@@ -1,5 +1,5 @@
 -- 0.10: a receipt no longer carries its job's args (docs/proposals/receipt_without_body.md,
--- docs/storage.md A.20). Run once, after tables/receipt_fields.sql, by a fresh 0.10
+-- docs/storage.md A.20). Run once, after tables/entry_fields.sql, by a fresh 0.10
 -- install and by the 0.9 -> 0.10 upgrade alike (behind upgrade/lock-tables.sql), so that
 -- both end with the same catalog.
 --

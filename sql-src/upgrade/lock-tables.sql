@@ -1,15 +1,15 @@
 -- The step of the 0.9 -> 0.10 upgrade that changes the ring families (tables/groups.sql,
--- tables/closure_code.sql, tables/receipt_fields.sql) before they do: every table that
--- changes, taken at once, in a loop that gives everything back and tries again after a
--- lock timeout or a deadlock (as the 0.7 -> 0.8 and 0.8 -> 0.9 upgrades did,
--- released/awa_bgw--0.8--0.9.sql). Under load a session holds one ring child and asks
--- for another table (a C path opens children directly; the worker's read-only gates
--- hold children before they take a ring singleton), so an upgrade taking them one by
--- one, waiting, can close a cycle with it. Each try waits longer (50 ms, doubling, at
--- most 800 ms: below the default deadlock_timeout, so the upgrade gives up before a
--- session's deadlock check would pick that session as the victim); a session it holds
--- up waits at most one try. After 10 minutes of tries the upgrade fails with the last
--- error and changes nothing.
+-- tables/closure_code.sql, tables/receipt_fields.sql, tables/entry_fields.sql) before
+-- they do: every table that changes, taken at once, in a loop that gives everything
+-- back and tries again after a lock timeout or a deadlock (as the 0.7 -> 0.8 and
+-- 0.8 -> 0.9 upgrades did, released/awa_bgw--0.8--0.9.sql). Under load a session holds
+-- one ring child and asks for another table (a C path opens children directly; the
+-- worker's read-only gates hold children before they take a ring singleton), so an
+-- upgrade taking them one by one, waiting, can close a cycle with it. Each try waits
+-- longer (50 ms, doubling, at most 800 ms: below the default deadlock_timeout, so the
+-- upgrade gives up before a session's deadlock check would pick that session as the
+-- victim); a session it holds up waits at most one try. After 10 minutes of tries the
+-- upgrade fails with the last error and changes nothing.
 DO $$
 DECLARE
     v_saved text := current_setting('lock_timeout');

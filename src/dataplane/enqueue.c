@@ -11,7 +11,8 @@
  * cursor (read fresh, and again after the child's lock, at REPEATABLE READ
  * and SERIALIZABLE: docs/storage.md A.18), then one ready entry per job in
  * the order given (lane_seq from awa.lane_seq, txid this transaction's
- * top-level xid), inserted straight
+ * top-level xid, enqueued_at now or, in 0.10, NULL when that is within 1 ms
+ * of the job's created_at), inserted straight
  * into the ready child of the current queue slot; then the note
  * (awa.note_enqueued: the slot's txid bound at once, the wake-ups and the
  * lane's mark at commit). No lock is taken but the child's ROW EXCLUSIVE.
@@ -77,6 +78,7 @@ static const char *const job_fields[] = {
 	"job_id", "kind", "args", "attempt", "max_attempts", "created_at"
 };
 #define NJOB lengthof(job_fields)
+#define JOB_CREATED_AT 5		/* job_fields' created_at */
 
 /* the fields of awa.new_job, in order */
 static const char *const new_job_fields[] = {
@@ -280,23 +282,92 @@ current_ready_child(Oid nsp, int32 *slot, int64 *gen)
 	}
 }
 
+/*
+ * An entry enqueued less than this after its job's created_at (the start of
+ * the enqueuing transaction, for a first attempt) writes enqueued_at NULL,
+ * which its readers take as created_at (coalesce): at most 1 ms early.
+ */
+#define ENQUEUED_AT_SAME_USECS 1000
+
+/* the columns of the ready child that an entry sets (0: the catalog has none) */
+typedef struct EntryColumns
+{
+	AttrNumber	fixed[6];		/* entry_fixed, in order */
+	AttrNumber	job[NJOB];		/* job_fields, in order */
+	AttrNumber	generation;		/* ready_generation: 0.9 only */
+	AttrNumber	enqueued;		/* enqueued_at */
+	bool		enqueued_nullable;	/* NULL in 0.10 (tables/entry_fields.sql) */
+	AttrNumber	key;			/* group_key: 0.10 only */
+} EntryColumns;
+
+/* what the enqueue itself gives every entry */
+static const char *const entry_fixed[] = {
+	"ready_slot", "lane_id", "lane_seq", "queue", "priority", "txid"
+};
+
+/*
+ * The entry's columns in child, by name. Each writer decides by the child it
+ * opened, not by version (docs/proposals/receipt_fields.md §7): a 0.9 catalog
+ * has ready_generation and a NOT NULL enqueued_at, and gets both written; a
+ * 0.10 one has neither the column nor the constraint.
+ */
+static void
+entry_columns(Relation child, EntryColumns *c)
+{
+	int			f;
+
+	StaticAssertStmt(lengthof(entry_fixed) == lengthof(c->fixed),
+					 "one attribute number per fixed column");
+	for (f = 0; f < (int) lengthof(entry_fixed); f++)
+		c->fixed[f] = awa_column_number(child, entry_fixed[f]);
+	for (f = 0; f < (int) NJOB; f++)
+		c->job[f] = awa_column_number(child, job_fields[f]);
+	c->generation = awa_column_number_if(child, "ready_generation");
+	c->enqueued = awa_column_number(child, "enqueued_at");
+	c->enqueued_nullable =
+		!TupleDescAttr(RelationGetDescr(child), c->enqueued - 1)->attnotnull;
+	/* 0.10's group key ('' for a job of no group); a 0.9 catalog has none */
+	c->key = awa_column_number_if(child, "group_key");
+}
+
+/* sets column att of the row (att 0: the catalog has none, nothing to set) */
+static inline void
+set_column(Datum *row, bool *nulls, AttrNumber att, Datum value)
+{
+	if (att == InvalidAttrNumber)
+		return;
+	row[att - 1] = value;
+	nulls[att - 1] = false;
+}
+
+/*
+ * Whether the entry's enqueued_at may be left NULL: the column allows it and
+ * the job was created less than ENQUEUED_AT_SAME_USECS before now (a first
+ * attempt enqueued early in its transaction). A promotion or a retry has an
+ * older created_at, and writes it; so does a clock that went back.
+ */
+static bool
+enqueued_at_implied(const EntryColumns *c, const Job *job, TimestampTz now)
+{
+	TimestampTz created;
+
+	if (!c->enqueued_nullable || job->nulls[JOB_CREATED_AT])
+		return false;
+	created = DatumGetTimestampTz(job->values[JOB_CREATED_AT]);
+	return now >= created && now - created < ENQUEUED_AT_SAME_USECS;
+}
+
 /* one ready entry per job into the child of the current queue slot */
 static int32
 insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int njobs)
 {
-	static const char *const fixed[] = {
-		"ready_slot", "ready_generation", "lane_id", "lane_seq", "queue", "priority",
-		"txid", "enqueued_at"
-	};
 	Relation	child;
 	TupleDesc	desc;
 	RowInserter ri;
+	EntryColumns cols;
 	Oid			seq = awa_relid(nsp, "lane_seq");
 	Datum		txid = FullTransactionIdGetDatum(GetTopFullTransactionId());
-	Datum		now = TimestampTzGetDatum(GetCurrentTimestamp());
-	AttrNumber	at_fixed[lengthof(fixed)];
-	AttrNumber	at_job[NJOB];
-	AttrNumber	at_key;
+	TimestampTz now = GetCurrentTimestamp();
 	Datum		no_key = PointerGetDatum(cstring_to_text(""));
 	Datum	   *row;
 	bool	   *nulls;
@@ -309,43 +380,32 @@ insert_entries(Oid nsp, text *queue, int16 priority, int32 lane, Job *jobs, int 
 		elog(ERROR, "awa.lane_seq does not exist");
 	child = current_ready_child(nsp, &slot, &gen);
 	desc = RelationGetDescr(child);
-	for (f = 0; f < (int) lengthof(fixed); f++)
-		at_fixed[f] = awa_column_number(child, fixed[f]);
-	for (f = 0; f < (int) NJOB; f++)
-		at_job[f] = awa_column_number(child, job_fields[f]);
-	/* 0.10's group key ('' for a job of no group); a 0.9 catalog has none */
-	at_key = awa_column_number_if(child, "group_key");
+	entry_columns(child, &cols);
 	row = palloc0(desc->natts * sizeof(Datum));
 	nulls = palloc(desc->natts * sizeof(bool));
 	awa_row_inserter_begin(&ri, child);
 	for (i = 0; i < njobs; i++)
 	{
-		Datum		fv[lengthof(fixed)];
+		Datum		fv[lengthof(entry_fixed)];
 
 		fv[0] = Int32GetDatum(slot);
-		fv[1] = Int64GetDatum(gen);
-		fv[2] = Int32GetDatum(lane);
-		fv[3] = Int64GetDatum(nextval_internal(seq, false));
-		fv[4] = PointerGetDatum(queue);
-		fv[5] = Int16GetDatum(priority);
-		fv[6] = txid;
-		fv[7] = now;
+		fv[1] = Int32GetDatum(lane);
+		fv[2] = Int64GetDatum(nextval_internal(seq, false));
+		fv[3] = PointerGetDatum(queue);
+		fv[4] = Int16GetDatum(priority);
+		fv[5] = txid;
 		memset(nulls, true, desc->natts * sizeof(bool));
-		for (f = 0; f < (int) lengthof(fixed); f++)
-		{
-			row[at_fixed[f] - 1] = fv[f];
-			nulls[at_fixed[f] - 1] = false;
-		}
+		for (f = 0; f < (int) lengthof(entry_fixed); f++)
+			set_column(row, nulls, cols.fixed[f], fv[f]);
 		for (f = 0; f < (int) NJOB; f++)
 		{
-			row[at_job[f] - 1] = jobs[i].values[f];
-			nulls[at_job[f] - 1] = jobs[i].nulls[f];
+			row[cols.job[f] - 1] = jobs[i].values[f];
+			nulls[cols.job[f] - 1] = jobs[i].nulls[f];
 		}
-		if (at_key != InvalidAttrNumber)
-		{
-			row[at_key - 1] = no_key;
-			nulls[at_key - 1] = false;
-		}
+		set_column(row, nulls, cols.generation, Int64GetDatum(gen));
+		if (!enqueued_at_implied(&cols, &jobs[i], now))
+			set_column(row, nulls, cols.enqueued, TimestampTzGetDatum(now));
+		set_column(row, nulls, cols.key, no_key);
 		awa_row_inserter_put(&ri, row, nulls);
 	}
 	awa_row_inserter_end(&ri);

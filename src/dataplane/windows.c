@@ -641,13 +641,41 @@ awa_window_take(int32 lane_id, int limit, int32 claim_slot, int64 claim_gen,
 					  win_lo, win_hi, NULL);
 }
 
+/* the number (from 0) of the result column name; -1 when there is none */
+static int
+result_column(TupleDesc desc, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+		if (strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * A row's enqueued_at as its readers see it: an entry of 0.10 written within
+ * 1 ms of its job's created_at has it NULL (src/dataplane/enqueue.c), and
+ * reads created_at instead, as coalesce(enqueued_at, created_at) does in SQL.
+ */
+static void
+entered_at(Cand *c, int a_enqueued, int a_created)
+{
+	if (a_enqueued < 0 || a_created < 0 || !c->nulls[a_enqueued])
+		return;
+	c->values[a_enqueued] = c->values[a_created];
+	c->nulls[a_enqueued] = c->nulls[a_created];
+}
+
 /*
  * window_claimables(lane_id, limit, claim_slot, claim_gen, claim_slots,
  *					 queue_slots) RETURNS TABLE (ready_entries' columns...,
  *					 win_lo pg_snapshot, win_hi pg_snapshot)
  *
  * The window columns are set on the last row only: the receipt that records
- * the lane's new position.
+ * the lane's new position. The entries' columns are copied by name (a 0.9
+ * catalog's result has ready_generation, 0.10's not), enqueued_at read as
+ * its readers read it.
  */
 Datum
 awa_window_claimables(PG_FUNCTION_ARGS)
@@ -658,21 +686,17 @@ awa_window_claimables(PG_FUNCTION_ARGS)
 	Datum		hi = (Datum) 0;
 	List	   *taken;
 	ListCell   *lc;
-	int			a_lo = -1;
-	int			a_hi = -1;
-	int			i;
+	int			a_lo;
+	int			a_hi;
+	int			a_enqueued;
+	int			a_created;
 
 	awa_xid_space_require();
 	InitMaterializedSRF(fcinfo, 0);
-	for (i = 0; i < rsinfo->setDesc->natts; i++)
-	{
-		const char *name = NameStr(TupleDescAttr(rsinfo->setDesc, i)->attname);
-
-		if (strcmp(name, "win_lo") == 0)
-			a_lo = i;
-		else if (strcmp(name, "win_hi") == 0)
-			a_hi = i;
-	}
+	a_lo = result_column(rsinfo->setDesc, "win_lo");
+	a_hi = result_column(rsinfo->setDesc, "win_hi");
+	a_enqueued = result_column(rsinfo->setDesc, "enqueued_at");
+	a_created = result_column(rsinfo->setDesc, "created_at");
 	if (a_lo < 0 || a_hi < 0)
 		elog(ERROR, "window_claimables must return win_lo and win_hi");
 	if (limit < 1)
@@ -691,6 +715,7 @@ awa_window_claimables(PG_FUNCTION_ARGS)
 			c->values[a_hi] = hi;
 			c->nulls[a_hi] = false;
 		}
+		entered_at(c, a_enqueued, a_created);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, c->values, c->nulls);
 	}
 	return (Datum) 0;
