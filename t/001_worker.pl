@@ -500,10 +500,28 @@ is( status(
 cmp_ok(counter('prunes', 'claim', 'pruned'), '>=', 1, 'status counts the claim prunes');
 cmp_ok(counter('prunes', 'lease', 'pruned'), '>=', 1, 'status counts the lease prunes');
 
-# queue ring: two rounds, each a full wrap; A's ready entry goes with them
-# (a claimed entry does not hold the queue ring, its receipt carries the job)
-queue_round('q_many');
-queue_round('q_many');
+# queue ring: two rounds, each a full wrap; A's ready entry goes with them (a claimed
+# entry does not hold the queue ring). A's args do not: its receipt has none (0.10,
+# docs/storage.md A.20), so the queue ring holds them while A runs, one held_args row
+# carried at each prune of its slot; the ring is idle but for it.
+sub queue_round_holding
+{
+	my ($queue, $held_job) = @_;
+	my (undef, $gen) = cursor('queue');
+	queue_closed_job($queue);
+	wait_until(
+		"queue ring rotated past generation $gen and pruned its traffic but the args of $held_job",
+		"SELECT c.generation > $gen
+		        AND NOT EXISTS (SELECT 1 FROM awa.ready_entries)
+		        AND NOT EXISTS (SELECT 1 FROM awa.done_entries)
+		        AND (SELECT array_agg(h.job_id) FROM awa.held_args h) = ARRAY[$held_job]::bigint[]
+		   FROM awa.ring_cursor('queue') c");
+	return;
+}
+queue_round_holding('q_many', $job_a);
+queue_round_holding('q_many', $job_a);
+is(sql("SELECT attempt || ':' || (args IS NOT NULL) FROM awa.held_args WHERE job_id = $job_a"),
+	'1:true', 'the queue ring holds the args of A while it runs, once');
 is(sql("SELECT count(*) FROM awa.ready_entries WHERE job_id IN ($job_a, $job_b)"),
 	'0', 'the ready entries of A and B were pruned while A runs');
 # B's closed receipt was only kept (as its lane's position) while the queue
