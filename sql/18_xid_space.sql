@@ -49,6 +49,9 @@ SELECT awa.xid_space_state() AS state, count(*) AS marks,
 SELECT count(*) FILTER (WHERE txid = '0') AS restored_txid_0, count(*) AS entries
   FROM awa.ready_entries;
 SELECT count(*) AS receipts_with_a_window FROM awa.lease_claims WHERE win_hi IS NOT NULL;
+-- the job running at the move keeps its args in the queue ring: the rebase took its
+-- claimed entry, and its receipt has none (0.10, docs/storage.md A.20)
+SELECT job_id, attempt, args FROM awa.held_args;
 SELECT available, running, completed FROM awa.queue_counts('xs');
 -- every waiting job and the new one, once; not 1 (completed), 2 (running), 3 (cancelled)
 SELECT job_id, kind FROM awa.claim('xs', 20) ORDER BY job_id;

@@ -125,7 +125,8 @@ $$;
 -- The rebase (docs/storage.md §A.17): rows of another xid space become rows of this
 -- one. Under the mark's lock and the families' EXCLUSIVE locks: the marks of other
 -- clusters go and this one's is recorded; the entries claimed under their lane's
--- position (read in the old space) or cancelled leave the queue ring; the entries left
+-- position (read in the old space) or cancelled leave the queue ring (the args of a claimed
+-- one whose attempt is still open stay, in held_args); the entries left
 -- read txid 0 (visible in every snapshot: each lane's first window holds them, in their
 -- lane order); no receipt keeps a window (no lane has a position); every lane with
 -- entries is noted as given work at commit (its empty mark dropped, its waiters woken).
@@ -138,17 +139,31 @@ DECLARE
     v_waiting bigint := 0;
 BEGIN
     LOCK TABLE awa.xid_space IN SHARE ROW EXCLUSIVE MODE;
-    LOCK TABLE awa.ready_entries, awa.done_entries, awa.lease_claims,
+    LOCK TABLE awa.ready_entries, awa.done_entries, awa.held_args, awa.lease_claims,
                awa.lease_claim_closures IN EXCLUSIVE MODE;
     DELETE FROM awa.xid_space WHERE system_identifier <> awa_internal.cluster_system_identifier();
     INSERT INTO awa.xid_space (system_identifier) VALUES (awa_internal.cluster_system_identifier())
         ON CONFLICT (system_identifier) DO NOTHING;
-    DELETE FROM awa.ready_entries e
-     USING (SELECT l.lane_id, p.win_lo, p.win_hi, p.txid, p.lane_seq
-              FROM (SELECT DISTINCT lane_id FROM awa.ready_entries) l,
-                   awa_internal.lane_window(l.lane_id) p) p
-     WHERE p.lane_id = e.lane_id
-       AND NOT awa_internal.window_unclaimed(e.txid, e.lane_seq, p.win_lo, p.win_hi, p.txid, p.lane_seq);
+    -- a claimed entry whose attempt is still open and whose receipt does not carry the
+    -- args (0.10, tables/held_args.sql) leaves them in held_args, as a prune would
+    -- (invariant B, docs/storage.md A.20)
+    WITH gone AS (
+        DELETE FROM awa.ready_entries e
+         USING (SELECT l.lane_id, p.win_lo, p.win_hi, p.txid, p.lane_seq
+                  FROM (SELECT DISTINCT lane_id FROM awa.ready_entries) l,
+                       awa_internal.lane_window(l.lane_id) p) p
+         WHERE p.lane_id = e.lane_id
+           AND NOT awa_internal.window_unclaimed(e.txid, e.lane_seq, p.win_lo, p.win_hi,
+                                                 p.txid, p.lane_seq)
+        RETURNING e.job_id, e.attempt, e.args)
+    INSERT INTO awa.held_args (ready_slot, job_id, attempt, args)
+    SELECT k.slot, g.job_id, g.attempt, g.args
+      FROM gone g, awa.ring_cursor('queue') k
+     WHERE EXISTS (SELECT 1 FROM awa.lease_claims c
+                    WHERE c.job_id = g.job_id AND c.attempt = g.attempt AND c.args IS NULL
+                      AND NOT EXISTS (SELECT 1 FROM awa.lease_claim_closures x
+                                       WHERE x.job_id = c.job_id
+                                         AND x.run_lease = c.run_lease));
     DELETE FROM awa.ready_entries e
      WHERE EXISTS (SELECT 1 FROM awa.done_entries d
                     WHERE d.lane_id = e.lane_id AND d.lane_seq = e.lane_seq
