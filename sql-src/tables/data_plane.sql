@@ -43,7 +43,8 @@ CREATE TABLE awa.done_entries (
 CREATE INDEX ON awa.done_entries (lane_id, lane_seq);
 CREATE INDEX ON awa.done_entries (job_id);
 
--- claim ring (claim_slot): the receipt of one attempt, carrying the job's body, and
+-- claim ring (claim_slot): the receipt of one attempt, carrying the job's body (0.10: but
+-- its args, tables/held_args.sql), and
 -- the evidence that closes it (always in the receipt's slot).
 CREATE TABLE awa.lease_claims (
     claim_slot int NOT NULL,
