@@ -47,11 +47,13 @@
 #   INSERT of a 100-byte payload) and consumers (consumer.sql / skip_consumer.sql: claim,
 #   COMMIT, complete, COMMIT), each ${BENCH_COST_CLIENTS:-8} pgbench clients at -R 200 and
 #   then -R 1000 jobs/s, ${BENCH_COST_SECS:-60} s per side, each side after a CHECKPOINT on
-#   a fresh queue (awa_bgw first at 200, the baseline first at 1000): server CPU per
+#   a fresh queue, ${BENCH_COST_ROUNDS:-1} round(s) (awa_bgw first at 200 and the baseline
+#   first at 1000 in odd rounds, the other way in even ones; every round printed, then the
+#   medians and the median of the rounds' ratios): server CPU per
 #   completed job (utime + stime from /proc/PID/stat of the postmaster and every child,
 #   backends, the awa_bgw worker and launcher, autovacuum, checkpointer, walwriter, ...,
 #   plus the postmaster's cutime + cstime for the children that exit meanwhile; sampled
-#   before and after without connecting), WAL bytes per completed job
+#   before and after without connecting) and, of it, the awa_bgw worker's, WAL bytes per completed job
 #   (pg_current_wal_insert_lsn(), one short connection at each end), the WAL records that
 #   name pg_class's file (pg_waldump) per hour, and the jobs completed per second;
 #   the idle minute: after the rate cells, a fresh queue, ANALYZE and VACUUM, the worker
@@ -131,6 +133,9 @@ skip_done() { "${psql[@]}" -c "SELECT pg_stat_force_next_flush()" >/dev/null
 rate() { awk -v a="$1" -v b="$2" -v s="$secs" 'BEGIN { printf "%.0f", (b - a) / s }'; }
 mul()  { awk -v t="$1" -v m="$2" 'BEGIN { printf "%.0f", t * m }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+median() {   # of its arguments (numbers; "-" sorts first)
+    printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }';
+}
 
 if [ "$cells" = all ] || [ "$cells" = main ]; then
 echo "| cell | batch | awa_bgw jobs/s | SKIP LOCKED jobs/s |"
@@ -206,14 +211,12 @@ for r in $(seq 1 "$rounds"); do
         echo "| $r | $batch | $order | $a | $b | $q |"
     done
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
 echo "median awa_bgw / baseline: end-to-end unbatched $(median "${ratios1[@]}"), batched 32 $(median "${ratios32[@]}"), loop $(median "${ratiosl[@]}"), loop_call $(median "${ratiosc[@]}")"
 echo "($secs s per side, $clients clients, $rounds rounds, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
 fi
 
 if [ "$cells" = limits ]; then
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 drain_side() {   # drain_side none|limited sfx: completions/s draining a backlog
     local n0 n1
     reset_queues
@@ -384,6 +387,7 @@ if [ "$cells" = cost ]; then
 cost_secs=${BENCH_COST_SECS:-60}
 idle_secs=${BENCH_COST_IDLE_SECS:-60}
 cost_clients=${BENCH_COST_CLIENTS:-8}
+cost_rounds=${BENCH_COST_ROUNDS:-1}
 tck=$(getconf CLK_TCK)
 # the WAL of every window is kept until its records are counted (at the end)
 "${psql[@]}" -c "ALTER SYSTEM SET wal_keep_size = '8GB'" -c 'SELECT pg_reload_conf()' >/dev/null
@@ -431,19 +435,32 @@ server_ticks() {   # CPU ticks the server has used: the postmaster's own and its
     done
     echo $((own1 + kids))
 }
+worker_ticks() {   # CPU ticks of the live awa_bgw workers (the worker of this database;
+                   # one that exits meanwhile is in the reaped total only)
+    local f p t=0
+    for f in /proc/[0-9]*/cmdline; do
+        { IFS= read -r -d '' p <"$f"; } 2>/dev/null || continue
+        case $p in "postgres: awa_bgw worker"*) ;; *) continue;; esac
+        p=${f%/cmdline}
+        t=$((t + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "$p/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$t"
+}
 insert_lsn() { "${psql[@]}" -c 'SELECT pg_current_wal_insert_lsn()'; }
 now() { date +%s.%N; }
 cost_spans=()
 window() {   # window NAME CMD...: runs CMD between the samples (CPU from /proc, then one
              # short connection for the LSN; at the end the same in reverse order);
-             # sets w_ms (server CPU), w_wal (bytes), w_secs (elapsed) and appends the
-             # window's WAL range to cost_spans
-    local name=$1 c0 c1 l0 l1 t0 t1
+             # sets w_ms (server CPU), w_worker_ms (of it, the awa_bgw worker's),
+             # w_wal (bytes), w_secs (elapsed) and appends the window's WAL range to
+             # cost_spans
+    local name=$1 c0 c1 k0 k1 l0 l1 t0 t1
     shift
-    t0=$(now); c0=$(server_ticks); l0=$(insert_lsn)
+    t0=$(now); c0=$(server_ticks); k0=$(worker_ticks); l0=$(insert_lsn)
     "$@"
-    l1=$(insert_lsn); c1=$(server_ticks); t1=$(now)
+    l1=$(insert_lsn); k1=$(worker_ticks); c1=$(server_ticks); t1=$(now)
     w_ms=$(((c1 - c0) * 1000 / tck))
+    w_worker_ms=$(((k1 - k0) * 1000 / tck))
     w_wal=$("${psql[@]}" -c "SELECT pg_wal_lsn_diff('$l1', '$l0')::bigint")
     w_secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
     cost_spans+=("$name $l0 $l1")
@@ -458,8 +475,9 @@ rated() {   # rated PRODUCER CONSUMER RATE: both pgbench, -R RATE each, for cost
         || { cat "$work/consumer.out" >&2; return 1; }
     wait "$prod" || { cat "$work/producer.out" >&2; return 1; }
 }
-cost_side() {   # cost_side awa|skip RATE: one side on a fresh queue after a CHECKPOINT;
-                # sets res to "CPU-ms WAL-bytes jobs-completed window-secs"
+cost_side() {   # cost_side awa|skip RATE [SPAN-SUFFIX]: one side on a fresh queue after
+                # a CHECKPOINT; sets res to "CPU-ms WAL-bytes jobs-completed window-secs
+                # worker-CPU-ms"
     local p c n0 n1 done_fn
     if [ "$1" = awa ]; then p=cost_producer; c=consumer; done_fn=awa_done
     else p=skip_cost_producer; c=skip_consumer; done_fn=skip_rows_done; fi
@@ -467,9 +485,9 @@ cost_side() {   # cost_side awa|skip RATE: one side on a fresh queue after a CHE
     # the catalogs the reset churned are vacuumed now, not by autovacuum in the window
     "${psql[@]}" -c VACUUM -c CHECKPOINT >/dev/null
     n0=$($done_fn)
-    window "$1@$2" rated "$p" "$c" "$2"
+    window "$1@$2${3:-}" rated "$p" "$c" "$2"
     n1=$($done_fn)
-    res="$w_ms $w_wal $((n1 - n0)) $w_secs"
+    res="$w_ms $w_wal $((n1 - n0)) $w_secs $w_worker_ms"
 }
 skip_rows_done() {   # the baseline's completions, exactly: on a fresh table, the rows
                      # inserted (its id sequence) less the rows left
@@ -488,16 +506,34 @@ wait_leader() {   # polls the worker's state until it leads (at most 60 s)
 others() { "${psql[@]}" -c "SELECT count(*) FROM pg_stat_activity
                              WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"; }
 
-declare -A cpu wal jobs secs_of
-for rate_ in 200 1000; do
-    # the two systems in alternating order: awa_bgw first at 200, the baseline at 1000
-    if [ "$rate_" = 200 ]; then order=(awa skip); else order=(skip awa); fi
-    for side in "${order[@]}"; do
-        cost_side "$side" "$rate_"
-        read -r ms b n s <<<"$res"
-        cpu[$side$rate_]=$ms; wal[$side$rate_]=$b; jobs[$side$rate_]=$n; secs_of[$side$rate_]=$s
+# per round, the two systems in alternating order: in odd rounds awa_bgw first at 200 and
+# the baseline first at 1000, in even rounds the other way; the records and pg_class
+# writes are read from round 1's windows (later rounds' spans are named NAME/rR)
+declare -A cpu wal jobs secs_of wcpu
+declare -a cpu_ratios200 cpu_ratios1000 wal_ratios200 wal_ratios1000
+echo "| round | rate | first | awa_bgw CPU ms/job (worker) | SKIP LOCKED | ratio | awa_bgw WAL B/job | SKIP LOCKED | ratio |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for r in $(seq "$cost_rounds"); do
+    for rate_ in 200 1000; do
+        if { [ "$rate_" = 200 ] && [ $((r % 2)) = 1 ]; } || { [ "$rate_" = 1000 ] && [ $((r % 2)) = 0 ]; }; then
+            order=(awa skip)
+        else
+            order=(skip awa)
+        fi
+        for side in "${order[@]}"; do
+            cost_side "$side" "$rate_" "$([ "$r" = 1 ] || echo "/r$r")"
+            read -r ms b n s wk <<<"$res"
+            k=$side$rate_$r
+            cpu[$k]=$(per_job "$ms" "$n" %.3f); wal[$k]=$(per_job "$b" "$n" %.0f)
+            jobs[$k]=$n; secs_of[$k]=$s; wcpu[$k]=$(per_job "$wk" "$n" %.3f)
+        done
+        a=awa$rate_$r; b=skip$rate_$r
+        qc=$(ratio "${cpu[$a]}" "${cpu[$b]}"); qw=$(ratio "${wal[$a]}" "${wal[$b]}")
+        eval "cpu_ratios$rate_+=(\"\$qc\"); wal_ratios$rate_+=(\"\$qw\")"
+        echo "| $r | $rate_ | ${order[0]} | ${cpu[$a]} (${wcpu[$a]}) | ${cpu[$b]} | $qc | ${wal[$a]} | ${wal[$b]} | $qw |"
     done
 done
+echo
 
 # the idle minute: a fresh queue, the catalogs vacuumed and analysed after the rate
 # cells (so that autovacuum finds little to do in either window), the worker leading,
@@ -527,6 +563,7 @@ idle_without_ms=$w_ms; idle_without_wal=$w_wal; idle_without_secs=$w_secs
 declare -A pgclass pgclass_kinds
 for span in "${cost_spans[@]}"; do
     read -r name l0 l1 <<<"$span"
+    case $name in */r*) continue;; esac
     if [ "$l0" = "$l1" ]; then pgclass[$name]=0; continue; fi
     pgclass[$name]=$(dump "$l0" "$l1" | grep -cF "$pgclass_rel" || true)
     pgclass_kinds[$name]=$(dump "$l0" "$l1" | { grep -F "$pgclass_rel" || true; } | kinds)
@@ -534,20 +571,26 @@ done
 per_hour() { awk -v n="${pgclass[$1]}" -v s="$2" 'BEGIN { printf "%.0f", n * 3600 / s }'; }
 per_min() { awk -v v="$1" -v s="$2" 'BEGIN { printf "%.0f", v * 60 / s }'; }
 
-echo "| cost | awa_bgw | SKIP LOCKED | awa_bgw / baseline |"
+of_rounds() {   # of_rounds ARRAY SIDE RATE: the median over the rounds of ARRAY[SIDE RATE r]
+    local -n arr=$1
+    local r v=()
+    for r in $(seq "$cost_rounds"); do v+=("${arr[$2$3$r]}"); done
+    median "${v[@]}"
+}
+med_ratio() { local -n rs=$1; median "${rs[@]}"; }
+echo "| cost (median of $cost_rounds round(s); ratio: the median of the rounds' ratios) | awa_bgw | SKIP LOCKED | awa_bgw / baseline |"
 echo "|---|---|---|---|"
 for rate_ in 200 1000; do
-    a=$(per_job "${cpu[awa$rate_]}" "${jobs[awa$rate_]}" %.3f); b=$(per_job "${cpu[skip$rate_]}" "${jobs[skip$rate_]}" %.3f)
-    echo "| server CPU per job at $rate_ jobs/s (ms) | $a | $b | $(ratio "$a" "$b") |"
-    a=$(per_job "${wal[awa$rate_]}" "${jobs[awa$rate_]}" %.0f); b=$(per_job "${wal[skip$rate_]}" "${jobs[skip$rate_]}" %.0f)
-    echo "| WAL per job at $rate_ jobs/s (B) | $a | $b | $(ratio "$a" "$b") |"
+    echo "| server CPU per job at $rate_ jobs/s (ms) | $(of_rounds cpu awa "$rate_") | $(of_rounds cpu skip "$rate_") | $(med_ratio "cpu_ratios$rate_") |"
+    echo "| of it, the awa_bgw worker's (ms) | $(of_rounds wcpu awa "$rate_") | | |"
+    echo "| WAL per job at $rate_ jobs/s (B) | $(of_rounds wal awa "$rate_") | $(of_rounds wal skip "$rate_") | $(med_ratio "wal_ratios$rate_") |"
 done
 for rate_ in 200 1000; do
-    a=$(per_hour "awa@$rate_" "${secs_of[awa$rate_]}"); b=$(per_hour "skip@$rate_" "${secs_of[skip$rate_]}")
-    echo "| pg_class WAL records per hour at $rate_ jobs/s | $a | $b | $(ratio "$a" "$b") |"
+    a=$(per_hour "awa@$rate_" "${secs_of[awa${rate_}1]}"); b=$(per_hour "skip@$rate_" "${secs_of[skip${rate_}1]}")
+    echo "| pg_class WAL records per hour at $rate_ jobs/s (round 1) | $a | $b | $(ratio "$a" "$b") |"
 done
 for rate_ in 200 1000; do
-    a=$(per_job "${jobs[awa$rate_]}" "$cost_secs" %.0f); b=$(per_job "${jobs[skip$rate_]}" "$cost_secs" %.0f)
+    a=$(per_job "$(of_rounds jobs awa "$rate_")" "$cost_secs" %.0f); b=$(per_job "$(of_rounds jobs skip "$rate_")" "$cost_secs" %.0f)
     echo "| jobs completed per s, $rate_ offered | $a | $b | $(ratio "$a" "$b") |"
 done
 echo "| **idle, per minute** | **with the library** | **without** | **added** |"
@@ -565,7 +608,8 @@ for span in "${cost_spans[@]}"; do
     read -r name l0 l1 <<<"$span"
     case $name in
         idle*) n=1; what="the whole window";;
-        *) side=${name%@*}; rate_=${name#*@}; n=${jobs[$side$rate_]}; what="per job, ${n} jobs";;
+        */r*) continue;;
+        *) side=${name%@*}; rate_=${name#*@}; n=${jobs[$side${rate_}1]}; what="per job, ${n} jobs";;
     esac
     [ "$n" -gt 0 ] || continue
     echo

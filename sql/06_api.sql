@@ -311,6 +311,26 @@ SELECT count(*) AS written FROM awa.ready_entries WHERE queue = 'dba_check';
 SELECT awa.enqueue('dba_check', 'allowed') > 0 AS allowed;
 SELECT count(*) AS written FROM awa.ready_entries WHERE queue = 'dba_check';
 ALTER TABLE awa.ready_entries DROP CONSTRAINT dba_no_forbidden;
+-- A backend keeps the plans of a child's checks (src/rel/inserter.c), but never one
+-- made before the CHECKs changed: the enqueues above planned them, and a CHECK added
+-- or changed since holds at the next enqueue. One that calls a user's function is
+-- planned at each call, as for an INSERT, so a new body of the function holds at once
+ALTER TABLE awa.ready_entries ADD CONSTRAINT dba_short_kind CHECK (length(kind) < 10);
+SELECT left(sqlstate_of($$SELECT awa.enqueue('dba_check', 'a_long_kind_name')$$), 5) AS long_kind;
+ALTER TABLE awa.ready_entries DROP CONSTRAINT dba_short_kind;
+ALTER TABLE awa.ready_entries ADD CONSTRAINT dba_short_kind CHECK (length(kind) < 20);
+SELECT awa.enqueue('dba_check', 'a_long_kind_name') > 0 AS long_kind_allowed;
+ALTER TABLE awa.ready_entries DROP CONSTRAINT dba_short_kind;
+CREATE FUNCTION public.dba_kind_ok(k text) RETURNS boolean
+  LANGUAGE sql IMMUTABLE AS $$ SELECT k <> 'banned' $$;
+ALTER TABLE awa.ready_entries ADD CONSTRAINT dba_kind_fn CHECK (public.dba_kind_ok(kind));
+SELECT left(sqlstate_of($$SELECT awa.enqueue('dba_check', 'banned')$$), 5) AS banned;
+CREATE OR REPLACE FUNCTION public.dba_kind_ok(k text) RETURNS boolean
+  LANGUAGE sql IMMUTABLE AS $$ SELECT true $$;
+SELECT awa.enqueue('dba_check', 'banned') > 0 AS banned_allowed_by_the_new_body;
+ALTER TABLE awa.ready_entries DROP CONSTRAINT dba_kind_fn;
+DROP FUNCTION public.dba_kind_ok(text);
+SELECT count(*) AS written FROM awa.ready_entries WHERE queue = 'dba_check';
 
 -- awa.complete_and_claim: a consumer's loop in one transaction per job. The first call
 -- completes nothing and claims; each next one completes what it holds and claims the

@@ -64,4 +64,19 @@
 	index_beginscan((heap), (index), (snapshot), (nkeys), 0)
 #endif
 
+/*
+ * 18 renamed a result relation's CHECK states (ri_CheckConstraintExprs), and
+ * added NOT ENFORCED checks (none built, none evaluated) and virtual generated
+ * columns, which a check's expression is expanded over before it is planned
+ */
+#if PG_VERSION_NUM >= 180000
+#define awa_rri_checks(rri) ((rri)->ri_CheckConstraintExprs)
+#define awa_check_enforced(check) ((check).ccenforced)
+#define awa_has_virtual_columns(constr) ((constr)->has_generated_virtual)
+#else
+#define awa_rri_checks(rri) ((rri)->ri_ConstraintExprs)
+#define awa_check_enforced(check) true
+#define awa_has_virtual_columns(constr) false
+#endif
+
 #endif							/* AWA_COMPAT_H */

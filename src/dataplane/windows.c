@@ -439,33 +439,54 @@ keep_best(WinScan *w)
 
 /*
  * Whether to skip a ready child as empty: it has no block (a prune's TRUNCATE
- * gave it a new, empty file). The size is asked of the kernel (an lseek per
- * child per scan), unless this backend has already seen this very file with
- * a block: such a file is read without asking (if it has become empty since,
- * by VACUUM cutting off the pages of rolled-back entries, the read finds
- * nothing). Only an empty answer skips a child, and it is always asked
- * afresh, after the scan's snapshot was taken.
+ * gave it a new, empty file). The size is asked of the kernel (an lseek)
+ * unless this backend has seen this very file before, and then:
+ * - with a block: it is read without asking (if it has become empty since,
+ *   by VACUUM cutting off the pages of rolled-back entries, the read finds
+ *   nothing);
+ * - empty, and the child's bound (src/dataplane/lanemarks.c, read after the
+ *   scan's snapshot was taken) is still the one read then: it is still empty
+ *   of any entry this snapshot may see. An empty answer is kept only when that
+ *   bound was below the xmin of a snapshot (hi) taken before the lseek, so no
+ *   transaction with a txid at or below it could still write; any other
+ *   writer raises the bound above it before its commit (A.12), and a snapshot
+ *   that sees it committed then reads another bound, and asks again.
+ * At 8 lanes and 16 queue slots, the kernel was asked a dozen times a claim
+ * (issue 33, CPU per job).
  */
 #define AWA_MAX_READY_SLOTS 64
 
-static bool
-child_empty(Relation ready, int slot)
+typedef struct SeenChild
 {
-	static Oid	seen_rel[AWA_MAX_READY_SLOTS];
-	static Oid	seen_file[AWA_MAX_READY_SLOTS];
+	Oid			rel;
+	Oid			file;
+	bool		empty;
+	uint64		bound;			/* when empty: the bound that keeps it so */
+} SeenChild;
 
-	if (slot >= 0 && slot < AWA_MAX_READY_SLOTS &&
-		seen_rel[slot] == RelationGetRelid(ready) &&
-		seen_file[slot] == awa_relation_file_number(ready))
-		return false;
-	if (RelationGetNumberOfBlocks(ready) == 0)
-		return true;
-	if (slot >= 0 && slot < AWA_MAX_READY_SLOTS)
+static bool
+child_empty(Relation ready, int slot, uint64 bound, const Snap *hi)
+{
+	static SeenChild seen[AWA_MAX_READY_SLOTS];
+	SeenChild  *c = slot >= 0 && slot < AWA_MAX_READY_SLOTS ? &seen[slot] : NULL;
+	bool		empty;
+
+	if (c != NULL && c->rel == RelationGetRelid(ready) &&
+		c->file == awa_relation_file_number(ready) &&
+		(!c->empty || c->bound == bound))
+		return c->empty;
+	empty = RelationGetNumberOfBlocks(ready) == 0;
+	if (c == NULL)
+		return empty;
+	c->rel = InvalidOid;
+	if (!empty || bound < U64(hi->xmin))
 	{
-		seen_rel[slot] = RelationGetRelid(ready);
-		seen_file[slot] = awa_relation_file_number(ready);
+		c->rel = RelationGetRelid(ready);
+		c->file = awa_relation_file_number(ready);
+		c->empty = empty;
+		c->bound = bound;
 	}
-	return false;
+	return empty;
 }
 
 /*
@@ -492,8 +513,9 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 	{
 		Relation	ready;
 		Opened	   *o;
+		uint64		bound = awa_ready_child_bound(s, w->space_floor);
 
-		if (lo != NULL && awa_ready_child_bound(s, w->space_floor) < U64(lo->xmin))
+		if (lo != NULL && bound < U64(lo->xmin))
 			continue;
 		ready = awa_open_table(nsp, "ready_entries", s);
 		o = palloc0(sizeof(Opened));
@@ -502,7 +524,7 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 		o->rels[o->nrels++] = RelationGetRelid(ready);
 		w->opened = lappend(w->opened, o);
 		/* a pruned (truncated) slot has no block: nothing to read */
-		if (child_empty(ready, s))
+		if (child_empty(ready, s, bound, hi))
 		{
 			table_close(ready, NoLock);
 			continue;

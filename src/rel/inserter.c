@@ -13,6 +13,15 @@
  * The ResultRelInfo is in no range table (index 0): the checks' error paths
  * then describe the row without asking for a range table entry.
  *
+ * The expressions of those checks are planned once per backend and relation
+ * (PlannedChecks), not once per call as an INSERT plans them per statement:
+ * reading each CHECK's node tree back from text and planning it was most of
+ * what a completion's insert cost (issue 33: a completion's closure has four
+ * CHECKs). A plan kept is used while the relation's CHECKs read the same
+ * text and its partition bound is equal, and only for expressions calling
+ * built-in functions alone (a user's function may be replaced under the same
+ * text); each inserter initializes its own copy, as an INSERT would.
+ *
  * The rows put are held (copied into the inserter's own slots, emptied by
  * each write) and written when AWA_INSERT_BATCH rows or AWA_INSERT_BYTES of
  * them are held, and at awa_row_inserter_end: one row by heap_insert, more by
@@ -28,12 +37,184 @@
 #include "postgres.h"
 
 #include "access/tableam.h"
+#include "access/transam.h"
 #include "executor/executor.h"
 #include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "partitioning/partdesc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/partcache.h"
 #include "utils/rel.h"
 
 #include "src/compat.h"
 #include "src/rel/inserter.h"
+
+/* the relations whose checks a backend keeps planned, at most */
+#define AWA_PLANNED_CHECKS_MAX 1024
+
+/* one relation's CHECKs and partition bound, planned (all in cxt) */
+typedef struct PlannedChecks
+{
+	Oid			relid;			/* hash key */
+	MemoryContext cxt;			/* NULL: nothing kept */
+	int			ncheck;
+	char	  **ccbin;			/* the text each was planned from; NULL: not enforced */
+	Expr	  **checks;			/* planned; NULL: not enforced */
+	List	   *bound;			/* the partition qual as the relcache gave it */
+	List	   *bound_planned;
+} PlannedChecks;
+
+static HTAB *planned_checks_by_rel = NULL;
+
+static bool
+user_function(Oid func_id, void *context)
+{
+	return func_id >= FirstNormalObjectId;
+}
+
+/* whether node calls a function that is not built in */
+static bool
+calls_user_function(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, user_function, context))
+		return true;
+	return expression_tree_walker(node, calls_user_function, context);
+}
+
+/* whether pc was planned from constr's CHECKs and this partition bound */
+static bool
+planned_from(const PlannedChecks *pc, TupleConstr *constr, int ncheck, List *bound)
+{
+	int			i;
+
+	if (pc->cxt == NULL || pc->ncheck != ncheck || !equal(pc->bound, bound))
+		return false;
+	for (i = 0; i < ncheck; i++)
+	{
+		const char *text = awa_check_enforced(constr->check[i]) ? constr->check[i].ccbin : NULL;
+
+		if ((text == NULL) != (pc->ccbin[i] == NULL) ||
+			(text != NULL && strcmp(text, pc->ccbin[i]) != 0))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Plans constr's CHECKs and the bound into pc, in a new context of its own;
+ * false (nothing kept) when one calls a function that is not built in.
+ */
+static bool
+plan_checks(PlannedChecks *pc, TupleConstr *constr, int ncheck, List *bound)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "awa_bgw planned checks",
+											  ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	bool		ok = true;
+	int			i;
+
+	pc->ncheck = ncheck;
+	pc->ccbin = palloc0(Max(ncheck, 1) * sizeof(char *));
+	pc->checks = palloc0(Max(ncheck, 1) * sizeof(Expr *));
+	for (i = 0; i < ncheck && ok; i++)
+	{
+		Node	   *node;
+
+		if (!awa_check_enforced(constr->check[i]))
+			continue;
+		pc->ccbin[i] = pstrdup(constr->check[i].ccbin);
+		node = stringToNode(pc->ccbin[i]);
+		ok = !calls_user_function(node, NULL);
+		pc->checks[i] = expression_planner((Expr *) node);
+	}
+	pc->bound = copyObject(bound);
+	ok = ok && !calls_user_function((Node *) bound, NULL);
+	pc->bound_planned = (List *) expression_planner((Expr *) copyObject(bound));
+	MemoryContextSwitchTo(old);
+	if (!ok)
+	{
+		MemoryContextDelete(cxt);
+		return false;
+	}
+	/* kept only once whole: an error above leaves nothing half made */
+	MemoryContextSetParent(cxt, CacheMemoryContext);
+	pc->cxt = cxt;
+	return true;
+}
+
+/* rel's planned checks, planned again when they changed; NULL: none kept */
+static PlannedChecks *
+planned_checks(Relation rel)
+{
+	TupleConstr *constr = RelationGetDescr(rel)->constr;
+	int			ncheck = constr != NULL ? constr->num_check : 0;
+	List	   *bound = rel->rd_rel->relispartition ? RelationGetPartitionQual(rel) : NIL;
+	PlannedChecks *pc;
+	Oid			relid = RelationGetRelid(rel);
+	bool		found;
+
+	if ((ncheck == 0 && bound == NIL) ||
+		(constr != NULL && awa_has_virtual_columns(constr)))
+		return NULL;
+	if (planned_checks_by_rel == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(PlannedChecks);
+		ctl.hcxt = CacheMemoryContext;
+		planned_checks_by_rel = hash_create("awa_bgw planned checks", 64, &ctl,
+											HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	pc = hash_search(planned_checks_by_rel, &relid, HASH_FIND, NULL);
+	if (pc == NULL)
+	{
+		if (hash_get_num_entries(planned_checks_by_rel) >= AWA_PLANNED_CHECKS_MAX)
+			return NULL;
+		pc = hash_search(planned_checks_by_rel, &relid, HASH_ENTER, &found);
+		pc->cxt = NULL;
+	}
+	if (planned_from(pc, constr, ncheck, bound))
+		return pc;
+	if (pc->cxt != NULL)
+		MemoryContextDelete(pc->cxt);
+	pc->cxt = NULL;
+	return plan_checks(pc, constr, ncheck, bound) ? pc : NULL;
+}
+
+/*
+ * Gives rri the states of rel's checks from their kept plans (copies: a plan
+ * replaced while this inserter runs stays valid for it); without plans kept,
+ * ExecConstraints and ExecPartitionCheck build them as for an INSERT.
+ */
+static void
+init_checks(ResultRelInfo *rri, Relation rel, EState *estate)
+{
+	PlannedChecks *pc = planned_checks(rel);
+	MemoryContext old;
+	int			i;
+
+	if (pc == NULL)
+		return;
+	old = MemoryContextSwitchTo(estate->es_query_cxt);
+	if (pc->ncheck > 0)
+	{
+		ExprState **states = palloc0(pc->ncheck * sizeof(ExprState *));
+
+		for (i = 0; i < pc->ncheck; i++)
+			if (pc->checks[i] != NULL)
+				states[i] = ExecInitExpr(copyObject(pc->checks[i]), NULL);
+		awa_rri_checks(rri) = states;
+	}
+	if (pc->bound_planned != NIL)
+		rri->ri_PartitionCheckExpr = ExecInitCheck(copyObject(pc->bound_planned), NULL);
+	MemoryContextSwitchTo(old);
+}
 
 /* Begins the inserts into rel (opened by the caller with RowExclusiveLock). */
 void
@@ -45,6 +226,7 @@ awa_row_inserter_begin(RowInserter *ri, Relation rel)
 	ri->rri = makeNode(ResultRelInfo);
 	InitResultRelInfo(ri->rri, rel, 0, NULL, 0);
 	ExecOpenIndices(ri->rri, false);
+	init_checks(ri->rri, rel, ri->estate);
 }
 
 /* the rows held: the heap tuples, then each one's index entries */
