@@ -71,6 +71,14 @@
 # rate of 1,000,000 per second (burst 1,000,000) set by awa.set_queue_limits, each
 # side on a fresh queue after a CHECKPOINT, ${BENCH_ROUNDS:-5} rounds in alternating
 # order; prints every round and the median of limited / unlimited.
+# BENCH_CELLS=cpu measures the server CPU of a job's own path, without the waits of a
+# rated load: per side, on a fresh queue after a CHECKPOINT, one pgbench client runs
+# ${BENCH_CPU_JOBS:-5000} transactions of the producer (cost_producer.sql /
+# skip_cost_producer.sql), then as many of the consumer (consumer.sql /
+# skip_consumer.sql), each a window of server CPU as in the cost cell but for the
+# awa_bgw worker's (whose fixed cost the cost cell measures; the connection's start
+# included, the same for both); ${BENCH_ROUNDS:-5} rounds in alternating order,
+# every round printed, then the medians of the per-job CPU and of the rounds' ratios.
 # BENCH_AWA_VERSION=0.8 measures that extension version (default: the default version).
 # BENCH_CONF='awa_bgw.rotate_fill = 1024' adds settings (lines) to the server's
 # postgresql.conf.
@@ -87,7 +95,7 @@ port=${BENCH_PORT:-5498}
 cells=${BENCH_CELLS:-all}
 create_ext="CREATE EXTENSION awa_bgw${BENCH_AWA_VERSION:+ VERSION '$BENCH_AWA_VERSION'}"
 tx_clients=${BENCH_TX_CLIENTS:-32}
-case "$cells" in all|main|tx|wake|e2e|wal|cost|limits) ;; *) echo "BENCH_CELLS must be all, main, tx, wake, e2e, wal, cost or limits" >&2; exit 2;; esac
+case "$cells" in all|main|tx|wake|e2e|wal|cost|limits|cpu) ;; *) echo "BENCH_CELLS must be all, main, tx, wake, e2e, wal, cost, limits or cpu" >&2; exit 2;; esac
 rounds=${BENCH_ROUNDS:-5}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=${PGBIN:-/usr/lib/postgresql/15/bin}
@@ -133,6 +141,35 @@ skip_done() { "${psql[@]}" -c "SELECT pg_stat_force_next_flush()" >/dev/null
 rate() { awk -v a="$1" -v b="$2" -v s="$secs" 'BEGIN { printf "%.0f", (b - a) / s }'; }
 mul()  { awk -v t="$1" -v m="$2" 'BEGIN { printf "%.0f", t * m }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+tck=$(getconf CLK_TCK)
+server_ticks() {   # CPU ticks the server has used: the postmaster's own and its reaped
+                   # children's (cutime, cstime: the backends and autovacuum workers that
+                   # have exited), plus every live child's (utime, stime). A child reaped
+                   # while its siblings are read would be counted twice or not at all: the
+                   # read is repeated until the postmaster's reaped total stayed the same
+    local pm own0 own1 kids
+    pm=$(head -1 "$work/data/postmaster.pid")
+    own1=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pm/stat")
+    while :; do
+        own0=$own1
+        kids=$( { cat /proc/[0-9]*/stat 2>/dev/null || true; } |
+                awk -v pm="$pm" '{ sub(/^.*\) /, "") } $2 == pm { t += $12 + $13 } END { print t + 0 }')
+        own1=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pm/stat")
+        [ "$own0" = "$own1" ] && break
+    done
+    echo $((own1 + kids))
+}
+worker_ticks() {   # CPU ticks of the live awa_bgw workers (the worker of this database;
+                   # one that exits meanwhile is in the reaped total only)
+    local f p t=0
+    for f in /proc/[0-9]*/cmdline; do
+        { IFS= read -r -d '' p <"$f"; } 2>/dev/null || continue
+        case $p in "postgres: awa_bgw worker"*) ;; *) continue;; esac
+        p=${f%/cmdline}
+        t=$((t + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "$p/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$t"
+}
 median() {   # of its arguments (numbers; "-" sorts first)
     printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }';
 }
@@ -382,13 +419,47 @@ if [ "$cells" = all ] || [ "$cells" = wake ]; then
     echo "(each calls again when its call returns; $(nproc) cores; $(date -u +%F))"
 fi
 
+if [ "$cells" = cpu ]; then
+cpu_jobs=${BENCH_CPU_JOBS:-5000}
+ticks_of() {   # ticks_of SCRIPT: server CPU ms, but the awa_bgw worker's, of one client
+               # running it cpu_jobs times
+    local c0 c1 k0 k1
+    c0=$(server_ticks); k0=$(worker_ticks)
+    "${run_as[@]}" "$bin/pgbench" -n -c 1 -t "$cpu_jobs" -h "$work" -p "$port" -U postgres \
+        -f "$work/$1.sql" postgres >/dev/null 2>&1 || { echo "pgbench $1 failed" >&2; return 1; }
+    k1=$(worker_ticks); c1=$(server_ticks)
+    echo $(((c1 - c0 - (k1 - k0)) * 1000 / tck))
+}
+cpu_side() {   # cpu_side awa|skip: "producer-ms consumer-ms" on a fresh queue
+    local pre=
+    [ "$1" = skip ] && pre=skip_
+    reset_queues
+    "${psql[@]}" -c VACUUM -c CHECKPOINT >/dev/null
+    echo "$(ticks_of "${pre}cost_producer") $(ticks_of "${pre}consumer")"
+}
+per() { awk -v a="$1" -v n="$cpu_jobs" 'BEGIN { printf "%.3f", a / n }'; }
+declare -a rp rc rt ap ac sp sc
+echo "| round | first | awa_bgw producer ms/job | consumer | SKIP LOCKED producer | consumer | ratio producer | consumer | job |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for r in $(seq "$rounds"); do
+    if [ $((r % 2)) = 1 ]; then a=$(cpu_side awa); b=$(cpu_side skip); first=awa
+    else b=$(cpu_side skip); a=$(cpu_side awa); first=skip; fi
+    read -r a1 a2 <<<"$a"; read -r b1 b2 <<<"$b"
+    ap+=("$(per "$a1")"); ac+=("$(per "$a2")"); sp+=("$(per "$b1")"); sc+=("$(per "$b2")")
+    rp+=("$(ratio "$a1" "$b1")"); rc+=("$(ratio "$a2" "$b2")"); rt+=("$(ratio $((a1 + a2)) $((b1 + b2)))")
+    echo "| $r | $first | ${ap[-1]} | ${ac[-1]} | ${sp[-1]} | ${sc[-1]} | ${rp[-1]} | ${rc[-1]} | ${rt[-1]} |"
+done
+echo "| median | | $(median "${ap[@]}") | $(median "${ac[@]}") | $(median "${sp[@]}") | $(median "${sc[@]}") | $(median "${rp[@]}") | $(median "${rc[@]}") | $(median "${rt[@]}") |"
+echo
+echo "($cpu_jobs jobs per side and round, one client, $rounds rounds, $(nproc) cores, synchronous_commit = on; $(date -u +%F))"
+fi
+
 if [ "$cells" = cost ]; then
 # what a job costs the server, at a fixed rate, and what the idle worker costs (issue 33)
 cost_secs=${BENCH_COST_SECS:-60}
 idle_secs=${BENCH_COST_IDLE_SECS:-60}
 cost_clients=${BENCH_COST_CLIENTS:-8}
 cost_rounds=${BENCH_COST_ROUNDS:-1}
-tck=$(getconf CLK_TCK)
 # the WAL of every window is kept until its records are counted (at the end)
 "${psql[@]}" -c "ALTER SYSTEM SET wal_keep_size = '8GB'" -c 'SELECT pg_reload_conf()' >/dev/null
 # pg_class's file in this database: the records naming it are its writes
@@ -417,34 +488,6 @@ relname() {   # tablespace/database/filenode -> the relation's name, if it is in
         "${psql[@]}" -c "SELECT coalesce(pg_filenode_relation(CASE WHEN $spc = 1663 THEN 0 ELSE $spc END,
                                                              $fn)::regclass::text, '$1')"
     else echo "$1"; fi
-}
-server_ticks() {   # CPU ticks the server has used: the postmaster's own and its reaped
-                   # children's (cutime, cstime: the backends and autovacuum workers that
-                   # have exited), plus every live child's (utime, stime). A child reaped
-                   # while its siblings are read would be counted twice or not at all: the
-                   # read is repeated until the postmaster's reaped total stayed the same
-    local pm own0 own1 kids
-    pm=$(head -1 "$work/data/postmaster.pid")
-    own1=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pm/stat")
-    while :; do
-        own0=$own1
-        kids=$( { cat /proc/[0-9]*/stat 2>/dev/null || true; } |
-                awk -v pm="$pm" '{ sub(/^.*\) /, "") } $2 == pm { t += $12 + $13 } END { print t + 0 }')
-        own1=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$pm/stat")
-        [ "$own0" = "$own1" ] && break
-    done
-    echo $((own1 + kids))
-}
-worker_ticks() {   # CPU ticks of the live awa_bgw workers (the worker of this database;
-                   # one that exits meanwhile is in the reaped total only)
-    local f p t=0
-    for f in /proc/[0-9]*/cmdline; do
-        { IFS= read -r -d '' p <"$f"; } 2>/dev/null || continue
-        case $p in "postgres: awa_bgw worker"*) ;; *) continue;; esac
-        p=${f%/cmdline}
-        t=$((t + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "$p/stat" 2>/dev/null || echo 0)))
-    done
-    echo "$t"
 }
 insert_lsn() { "${psql[@]}" -c 'SELECT pg_current_wal_insert_lsn()'; }
 now() { date +%s.%N; }
