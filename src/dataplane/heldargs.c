@@ -44,16 +44,12 @@ static const char *const families[] = {"ready_entries", "held_args"};
 static Datum
 args_in(Relation heap, int64 job_id, int32 attempt, const AwaFreshRead *fresh)
 {
-	static const char *const cols[] = {"job_id"};
 	AttrNumber	a_attempt = awa_column_number(heap, "attempt");
 	AttrNumber	a_args = awa_column_number(heap, "args");
 	ChildScan	cs;
-	ScanKeyData key;
 	Datum		args = (Datum) 0;
 
-	awa_child_scan_begin_fresh(&cs, heap, awa_open_index(heap, 1, cols), 1, fresh);
-	(void) awa_int_key(&key, cs.index, 1, job_id);	/* job_id is bigint */
-	index_rescan(cs.scan, &key, 1, NULL, 0);
+	awa_child_scan_job(&cs, heap, job_id, fresh);
 	while (args == (Datum) 0 && awa_child_scan_next(&cs, ForwardScanDirection))
 	{
 		bool		isnull;

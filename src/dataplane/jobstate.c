@@ -119,12 +119,7 @@ static void
 scan_job(ChildScan *cs, Oid nsp, const char *family, int slot, int64 job_id,
 		 const AwaFreshRead *fresh)
 {
-	static const char *const cols[] = {"job_id"};
-	ScanKeyData key;
-
-	scan_by(cs, nsp, family, slot, 1, cols, fresh);
-	(void) awa_int_key(&key, cs->index, 1, job_id);	/* job_id is bigint */
-	index_rescan(cs->scan, &key, 1, NULL, 0);
+	awa_child_scan_job(cs, awa_open_table(nsp, family, slot), job_id, fresh);
 }
 
 /* deferred_jobs and failed_jobs: one row by job_id at most */

@@ -31,6 +31,7 @@
 #include "utils/snapshot.h"
 
 #include "src/compat.h"
+#include "src/rel/relcache.h"
 #include "src/rel/scan.h"
 
 /*
@@ -113,6 +114,22 @@ awa_child_scan_begin_fresh(ChildScan *cs, Relation heap, Relation index, int nke
 	cs->scan = awa_index_beginscan(heap, index, fresh->snapshot, nkeys);
 	cs->slot = table_slot_create(heap, NULL);
 	cs->filter = fresh->filter;
+}
+
+/*
+ * Begins a fresh read (fresh NULL: the statement's) of heap's rows of job_id,
+ * by its btree on (job_id, ...): the one lookup every family keyed by a job
+ * shares (the caller opened heap; awa_child_scan_end closes both).
+ */
+void
+awa_child_scan_job(ChildScan *cs, Relation heap, int64 job_id, const AwaFreshRead *fresh)
+{
+	static const char *const cols[] = {"job_id"};
+	ScanKeyData key;
+
+	awa_child_scan_begin_fresh(cs, heap, awa_open_index(heap, 1, cols), 1, fresh);
+	(void) awa_int_key(&key, cs->index, 1, job_id);	/* job_id is bigint */
+	index_rescan(cs->scan, &key, 1, NULL, 0);
 }
 
 /*

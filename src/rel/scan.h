@@ -48,6 +48,8 @@ extern bool awa_int_key(ScanKey key, Relation index, AttrNumber att, int64 value
 extern void awa_child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys);
 extern void awa_child_scan_begin_fresh(ChildScan *cs, Relation heap, Relation index,
 									   int nkeys, const AwaFreshRead *fresh);
+extern void awa_child_scan_job(ChildScan *cs, Relation heap, int64 job_id,
+							   const AwaFreshRead *fresh);
 extern bool awa_child_scan_next(ChildScan *cs, ScanDirection dir);
 extern void awa_child_scan_end(ChildScan *cs);
 extern void awa_fresh_read_begin(AwaFreshRead *fresh);
