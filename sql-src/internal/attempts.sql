@@ -72,26 +72,28 @@ LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
     v_attempt int := awa_internal.receipt_attempt(p_receipt);
+    v_retried boolean := v_attempt < p_receipt.max_attempts;
+    v_args jsonb;
 BEGIN
-    IF v_attempt < p_receipt.max_attempts THEN
+    IF v_retried THEN
         PERFORM awa_internal.close_attempts(ARRAY[p_receipt], CASE WHEN p_outcome = 'failed'
                                                           THEN 'retried' ELSE p_outcome END,
                                    NULL, NULL);
+    ELSE
+        PERFORM awa_internal.close_attempts(ARRAY[p_receipt], p_outcome, 'failed', p_error);
+    END IF;
+    v_args := coalesce(p_receipt.args, awa_internal.attempt_args(p_receipt.job_id, v_attempt));
+    IF v_retried THEN
         PERFORM awa_internal.enqueue_jobs(p_receipt.queue, ARRAY[ROW(1, p_receipt.job_id,
-            p_receipt.kind,
-            coalesce(p_receipt.args, awa_internal.attempt_args(p_receipt.job_id, v_attempt)),
-            p_receipt.priority,
+            p_receipt.kind, v_args, p_receipt.priority,
             now() + coalesce(p_retry_in, awa_internal.retry_backoff(v_attempt)),
             v_attempt + 1, p_receipt.max_attempts,
             p_receipt.created_at, p_error)::awa.new_job]);
     ELSE
-        PERFORM awa_internal.close_attempts(ARRAY[p_receipt], p_outcome, 'failed', p_error);
         INSERT INTO awa.failed_jobs (job_id, queue, priority, kind, args, attempts,
                                      max_attempts, error, created_at)
         VALUES (p_receipt.job_id, p_receipt.queue, p_receipt.priority, p_receipt.kind,
-                coalesce(p_receipt.args,
-                         awa_internal.attempt_args(p_receipt.job_id, v_attempt)),
-                v_attempt, p_receipt.max_attempts, p_error,
+                v_args, v_attempt, p_receipt.max_attempts, p_error,
                 p_receipt.created_at)
         ON CONFLICT (job_id) DO NOTHING;
     END IF;
