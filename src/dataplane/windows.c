@@ -53,6 +53,7 @@
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
+#include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 #include "utils/xid8.h"
 
@@ -447,14 +448,34 @@ keep_best(WinScan *w)
  * - empty, and the child's bound (src/dataplane/lanemarks.c, read after the
  *   scan's snapshot was taken) is still the one read then: it is still empty
  *   of any entry this snapshot may see. An empty answer is kept only when that
- *   bound was below the xmin of a snapshot (hi) taken before the lseek, so no
- *   transaction with a txid at or below it could still write; any other
+ *   bound was below the xmin of the active snapshot, taken before the lseek,
+ *   so no transaction with a txid at or below it could still write; any other
  *   writer raises the bound above it before its commit (A.12), and a snapshot
  *   that sees it committed then reads another bound, and asks again.
  * At 8 lanes and 16 queue slots, the kernel was asked a dozen times a claim
  * (issue 33, CPU per job).
  */
 #define AWA_MAX_READY_SLOTS 64
+
+/*
+ * The xmin of the active snapshot as a full xid; 0 (below every bound) when
+ * there is none or it has no normal xmin (SnapshotAny). A snapshot's xmin is
+ * within 2^31 xids before the next xid.
+ */
+static uint64
+active_xmin(void)
+{
+	FullTransactionId next;
+	TransactionId xmin;
+
+	if (!ActiveSnapshotSet())
+		return 0;
+	xmin = GetActiveSnapshot()->xmin;
+	if (!TransactionIdIsNormal(xmin))
+		return 0;
+	next = ReadNextFullTransactionId();
+	return U64FromFullTransactionId(next) - (uint32) (XidFromFullTransactionId(next) - xmin);
+}
 
 typedef struct SeenChild
 {
@@ -465,7 +486,7 @@ typedef struct SeenChild
 } SeenChild;
 
 static bool
-child_empty(Relation ready, int slot, uint64 bound, const Snap *hi)
+child_empty(Relation ready, int slot, uint64 bound)
 {
 	static SeenChild seen[AWA_MAX_READY_SLOTS];
 	SeenChild  *c = slot >= 0 && slot < AWA_MAX_READY_SLOTS ? &seen[slot] : NULL;
@@ -479,7 +500,7 @@ child_empty(Relation ready, int slot, uint64 bound, const Snap *hi)
 	if (c == NULL)
 		return empty;
 	c->rel = InvalidOid;
-	if (!empty || bound < U64(hi->xmin))
+	if (!empty || bound < active_xmin())
 	{
 		c->rel = RelationGetRelid(ready);
 		c->file = awa_relation_file_number(ready);
@@ -524,7 +545,7 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 		o->rels[o->nrels++] = RelationGetRelid(ready);
 		w->opened = lappend(w->opened, o);
 		/* a pruned (truncated) slot has no block: nothing to read */
-		if (child_empty(ready, s, bound, hi))
+		if (child_empty(ready, s, bound))
 		{
 			table_close(ready, NoLock);
 			continue;
