@@ -51,7 +51,10 @@
 #include "src/compat.h"
 #include "src/rel/inserter.h"
 
-/* the relations whose checks a backend keeps planned, at most */
+/*
+ * the relations whose checks a backend keeps planned, at most: when full (a
+ * session that saw many installs of the extension), all are forgotten
+ */
 #define AWA_PLANNED_CHECKS_MAX 1024
 
 /* one relation's CHECKs and partition bound, planned (all in cxt) */
@@ -147,6 +150,22 @@ plan_checks(PlannedChecks *pc, TupleConstr *constr, int ncheck, List *bound)
 	return true;
 }
 
+/* forgets every relation's plans (the table is full) */
+static void
+forget_planned_checks(void)
+{
+	HASH_SEQ_STATUS seq;
+	PlannedChecks *pc;
+
+	hash_seq_init(&seq, planned_checks_by_rel);
+	while ((pc = hash_seq_search(&seq)) != NULL)
+	{
+		if (pc->cxt != NULL)
+			MemoryContextDelete(pc->cxt);
+		(void) hash_search(planned_checks_by_rel, &pc->relid, HASH_REMOVE, NULL);
+	}
+}
+
 /* rel's planned checks, planned again when they changed; NULL: none kept */
 static PlannedChecks *
 planned_checks(Relation rel)
@@ -175,7 +194,7 @@ planned_checks(Relation rel)
 	if (pc == NULL)
 	{
 		if (hash_get_num_entries(planned_checks_by_rel) >= AWA_PLANNED_CHECKS_MAX)
-			return NULL;
+			forget_planned_checks();
 		pc = hash_search(planned_checks_by_rel, &relid, HASH_ENTER, &found);
 		pc->cxt = NULL;
 	}
