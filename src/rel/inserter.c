@@ -20,7 +20,8 @@
  * CHECKs). A plan kept is used while the relation's CHECKs read the same
  * text and its partition bound is equal, and only for expressions calling
  * built-in functions alone (a user's function may be replaced under the same
- * text); each inserter initializes its own copy, as an INSERT would.
+ * text: such checks are kept unplanned, and planned by PostgreSQL at each
+ * call, as an INSERT plans them); each inserter initializes its own copy.
  *
  * The rows put are held (copied into the inserter's own slots, emptied by
  * each write) and written when AWA_INSERT_BATCH rows or AWA_INSERT_BYTES of
@@ -62,9 +63,10 @@ typedef struct PlannedChecks
 {
 	Oid			relid;			/* hash key */
 	MemoryContext cxt;			/* NULL: nothing kept */
+	bool		usable;			/* all built in: the plans below are used */
 	int			ncheck;
-	char	  **ccbin;			/* the text each was planned from; NULL: not enforced */
-	Expr	  **checks;			/* planned; NULL: not enforced */
+	char	  **ccbin;			/* the text each was read from; NULL: not enforced */
+	Expr	  **checks;			/* planned when usable; NULL: not enforced */
 	List	   *bound;			/* the partition qual as the relcache gave it */
 	List	   *bound_planned;
 } PlannedChecks;
@@ -88,7 +90,7 @@ calls_user_function(Node *node, void *context)
 	return expression_tree_walker(node, calls_user_function, context);
 }
 
-/* whether pc was planned from constr's CHECKs and this partition bound */
+/* whether pc was read from constr's CHECKs and this partition bound */
 static bool
 planned_from(const PlannedChecks *pc, TupleConstr *constr, int ncheck, List *bound)
 {
@@ -108,46 +110,41 @@ planned_from(const PlannedChecks *pc, TupleConstr *constr, int ncheck, List *bou
 }
 
 /*
- * Plans constr's CHECKs and the bound into pc, in a new context of its own;
- * false (nothing kept) when one calls a function that is not built in.
+ * Reads constr's CHECKs and the bound into pc, in a new context of its own,
+ * and plans them unless one calls a function that is not built in (then pc
+ * keeps their text only, so that the next call knows without reading them).
  */
-static bool
+static void
 plan_checks(PlannedChecks *pc, TupleConstr *constr, int ncheck, List *bound)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
 											  "awa_bgw planned checks",
 											  ALLOCSET_SMALL_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
-	bool		ok = true;
 	int			i;
 
 	pc->ncheck = ncheck;
 	pc->ccbin = palloc0(Max(ncheck, 1) * sizeof(char *));
 	pc->checks = palloc0(Max(ncheck, 1) * sizeof(Expr *));
-	for (i = 0; i < ncheck && ok; i++)
-	{
-		Node	   *node;
-
-		if (!awa_check_enforced(constr->check[i]))
-			continue;
-		pc->ccbin[i] = pstrdup(constr->check[i].ccbin);
-		node = stringToNode(pc->ccbin[i]);
-		ok = !calls_user_function(node, NULL);
-		pc->checks[i] = expression_planner((Expr *) node);
-	}
 	pc->bound = copyObject(bound);
-	ok = ok && !calls_user_function((Node *) bound, NULL);
-	pc->bound_planned = (List *) expression_planner((Expr *) copyObject(bound));
+	pc->bound_planned = NIL;
+	pc->usable = !calls_user_function((Node *) bound, NULL);
+	for (i = 0; i < ncheck; i++)
+		if (awa_check_enforced(constr->check[i]))
+		{
+			pc->ccbin[i] = pstrdup(constr->check[i].ccbin);
+			pc->checks[i] = (Expr *) stringToNode(pc->ccbin[i]);
+			pc->usable = pc->usable && !calls_user_function((Node *) pc->checks[i], NULL);
+		}
+	for (i = 0; pc->usable && i < ncheck; i++)
+		if (pc->checks[i] != NULL)
+			pc->checks[i] = expression_planner(pc->checks[i]);
+	if (pc->usable)
+		pc->bound_planned = (List *) expression_planner((Expr *) copyObject(bound));
 	MemoryContextSwitchTo(old);
-	if (!ok)
-	{
-		MemoryContextDelete(cxt);
-		return false;
-	}
 	/* kept only once whole: an error above leaves nothing half made */
 	MemoryContextSetParent(cxt, CacheMemoryContext);
 	pc->cxt = cxt;
-	return true;
 }
 
 /* forgets every relation's plans (the table is full) */
@@ -166,7 +163,7 @@ forget_planned_checks(void)
 	}
 }
 
-/* rel's planned checks, planned again when they changed; NULL: none kept */
+/* rel's planned checks, read again when they changed; NULL: none to use */
 static PlannedChecks *
 planned_checks(Relation rel)
 {
@@ -198,12 +195,14 @@ planned_checks(Relation rel)
 		pc = hash_search(planned_checks_by_rel, &relid, HASH_ENTER, &found);
 		pc->cxt = NULL;
 	}
-	if (planned_from(pc, constr, ncheck, bound))
-		return pc;
-	if (pc->cxt != NULL)
-		MemoryContextDelete(pc->cxt);
-	pc->cxt = NULL;
-	return plan_checks(pc, constr, ncheck, bound) ? pc : NULL;
+	if (!planned_from(pc, constr, ncheck, bound))
+	{
+		if (pc->cxt != NULL)
+			MemoryContextDelete(pc->cxt);
+		pc->cxt = NULL;
+		plan_checks(pc, constr, ncheck, bound);
+	}
+	return pc->usable ? pc : NULL;
 }
 
 /*
