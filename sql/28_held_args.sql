@@ -111,3 +111,26 @@ SELECT job_id - :f + 1 AS f, count(*) AS receipts FROM awa.lease_claims
 SELECT count(*) AS entries FROM awa.ready_entries WHERE job_id IN (:f, :f2);
 SELECT pg_temp.wrap('queue', 16) AS pruned;
 SELECT count(*) AS held FROM awa.held_args WHERE job_id IN (:f, :f2);
+
+-- the fail path finds an open attempt's entry by the claim-order key its receipt
+-- carries (lane_id, txid, lane_seq), not by job id: with the job-id index gone (in a
+-- transaction rolled back), a retry (C) and a rescue (SQL) take their args from the
+-- entry all the same
+SELECT awa.enqueue('hk', 'k', jsonb_build_object('n', i), max_attempts => 2) AS k
+  FROM generate_series(1, 3) i ORDER BY 1 LIMIT 1 \gset
+SELECT count(*) AS claimed FROM awa.claim('hk', 3);
+BEGIN;
+DROP INDEX awa.ready_entries_job_id_idx;
+SELECT awa.fail(job_id, run_lease, 'boom', interval '1 hour') AS failed
+  FROM awa.lease_claims WHERE job_id = :k;
+SELECT awa_internal.fail_attempt(c, 'rescued', 'rescued: test', NULL)
+  FROM awa.lease_claims l, awa_internal.open_receipt(l.job_id, l.run_lease) c
+ WHERE l.job_id = :k + 1;
+SELECT awa_internal.attempt_args(job_id, attempt, lane_id, txid, lane_seq) AS by_key
+  FROM awa.lease_claims WHERE job_id = :k + 2;
+SELECT job_id - :k AS j, attempt, args ->> 'n' AS n FROM awa.deferred_jobs
+ WHERE queue = 'hk' ORDER BY 1;
+ROLLBACK;
+SELECT count(*) AS completed
+  FROM (SELECT awa.complete(job_id, run_lease) FROM awa.lease_claims
+         WHERE job_id BETWEEN :k AND :k + 2) c;

@@ -53,12 +53,17 @@ AS $$ SELECT make_interval(secs => least(power(2, least(p_attempt, 12)), 3600)) 
 -- as the fail path in C reads them: the queue families are locked first and read as a
 -- fresh read, a snapshot taken after the locks (a prune's TRUNCATE is not MVCC-safe, and
 -- a snapshot from before its commit would see the slot empty and not the copy it made),
--- at every isolation level and with no predicate lock. The callers hold the attempt
+-- at every isolation level and with no predicate lock. The entry is found by the
+-- claim-order key its receipt carries (p_lane_id, p_txid, p_lane_seq), on the btree
+-- every entry has; without a key, by job id. The callers hold the attempt
 -- open, so the args are there; missing ones are a broken invariant, refused (XX001)
 -- rather than retried without args.
-CREATE OR REPLACE FUNCTION awa_internal.attempt_args(p_job_id bigint, p_attempt int)
+CREATE OR REPLACE FUNCTION awa_internal.attempt_args(p_job_id bigint, p_attempt int,
+                                                      p_lane_id int DEFAULT NULL,
+                                                      p_txid xid8 DEFAULT NULL,
+                                                      p_lane_seq bigint DEFAULT NULL)
 RETURNS jsonb
-LANGUAGE C VOLATILE STRICT
+LANGUAGE C VOLATILE
 AS 'MODULE_PATHNAME', 'awa_attempt_args_sql';
 
 -- Ends an open attempt as failed: retried (deferred by retry_in or the backoff) while
@@ -82,7 +87,8 @@ BEGIN
     ELSE
         PERFORM awa_internal.close_attempts(ARRAY[p_receipt], p_outcome, 'failed', p_error);
     END IF;
-    v_args := coalesce(p_receipt.args, awa_internal.attempt_args(p_receipt.job_id, v_attempt));
+    v_args := coalesce(p_receipt.args, awa_internal.attempt_args(p_receipt.job_id, v_attempt,
+        p_receipt.lane_id, p_receipt.txid, p_receipt.lane_seq));
     IF v_retried THEN
         PERFORM awa_internal.enqueue_jobs(p_receipt.queue, ARRAY[ROW(1, p_receipt.job_id,
             p_receipt.kind, v_args, p_receipt.priority,

@@ -67,15 +67,26 @@ retry_at(int32 attempt, Interval *retry_in)
 
 /*
  * The args of r's attempt: the receipt's own when it has them (written
- * before 0.10), else the queue ring's (heldargs.c, docs/storage.md A.20).
+ * before 0.10), else the queue ring's (heldargs.c, docs/storage.md A.20),
+ * its entry found by the claim-order key the receipt carries.
  */
 static Datum
 attempt_args(AwaReceipt *r)
 {
+	AwaEntryKey key;
+	bool		has_key = !awa_receipt_col_is_null(r, "txid");
+
 	if (!awa_receipt_col_is_null(r, "args"))
 		return awa_receipt_col(r, "args");
+	if (has_key)
+	{
+		key.lane_id = DatumGetInt32(awa_receipt_col(r, "lane_id"));
+		key.txid = awa_receipt_col(r, "txid");
+		key.lane_seq = DatumGetInt64(awa_receipt_col(r, "lane_seq"));
+	}
 	return awa_attempt_args(awa_namespace(), DatumGetInt64(awa_receipt_col(r, "job_id")),
-							DatumGetInt32(awa_receipt_col(r, "attempt")));
+							DatumGetInt32(awa_receipt_col(r, "attempt")),
+							has_key ? &key : NULL);
 }
 
 /* the job into awa.failed_jobs, unless it is there */

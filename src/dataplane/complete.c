@@ -62,7 +62,7 @@ PG_FUNCTION_INFO_V1(awa_complete_and_claim);
 /* the columns of an open receipt that closing or retrying it needs */
 static const char *const receipt_cols[AWA_RECEIPT_COLS] = {
 	"claim_slot", "claim_generation", "job_id", "run_lease", "attempt", "queue",
-	"priority", "kind", "created_at", "args", "max_attempts"
+	"priority", "kind", "created_at", "args", "max_attempts", "lane_id", "lane_seq", "txid"
 };
 
 /* whether the index scan on (job_id, run_lease) finds the attempt */

@@ -16,7 +16,7 @@
 #include "src/rel/scan.h"
 
 /* an open receipt's columns (complete.c's receipt_cols) */
-#define AWA_RECEIPT_COLS 11
+#define AWA_RECEIPT_COLS 14
 typedef struct AwaReceipt
 {
 	Datum		values[AWA_RECEIPT_COLS];

@@ -22,8 +22,10 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "access/stratnum.h"
 #include "access/table.h"
 #include "fmgr.h"
+#include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
 
 #include "src/dataplane/heldargs.h"
@@ -33,62 +35,108 @@
 
 PG_FUNCTION_INFO_V1(awa_attempt_args_sql);
 
-/* the families that hold an attempt's args in the queue ring, in reading order */
-static const char *const families[] = {"ready_entries", "held_args"};
-
 /*
- * The args of the row of (job_id, attempt) in heap, a copy in the caller's
- * memory context, or (Datum) 0 when heap holds none. Closes heap (its lock
- * kept to the end of the transaction).
+ * The args of the row of (job_id, attempt) that cs returns, a copy in the
+ * caller's memory context, or (Datum) 0 when it returns none. Ends the scan
+ * (the locks kept to the end of the transaction).
  */
 static Datum
-args_in(Relation heap, int64 job_id, int32 attempt, const AwaFreshRead *fresh)
+args_of_scan(ChildScan *cs, int64 job_id, int32 attempt)
 {
-	AttrNumber	a_attempt = awa_column_number(heap, "attempt");
-	AttrNumber	a_args = awa_column_number(heap, "args");
-	ChildScan	cs;
+	AttrNumber	a_job = awa_column_number(cs->heap, "job_id");
+	AttrNumber	a_attempt = awa_column_number(cs->heap, "attempt");
+	AttrNumber	a_args = awa_column_number(cs->heap, "args");
 	Datum		args = (Datum) 0;
 
-	awa_child_scan_job(&cs, heap, job_id, fresh);
-	while (args == (Datum) 0 && awa_child_scan_next(&cs, ForwardScanDirection))
+	while (args == (Datum) 0 && awa_child_scan_next(cs, ForwardScanDirection))
 	{
 		bool		isnull;
 
-		if (awa_get_int32(cs.slot, a_attempt, &isnull) != attempt)
+		if (awa_get_int64(cs->slot, a_job, &isnull) != job_id ||
+			awa_get_int32(cs->slot, a_attempt, &isnull) != attempt)
 			continue;
-		args = slot_getattr(cs.slot, a_args, &isnull);
+		args = slot_getattr(cs->slot, a_args, &isnull);
 		args = isnull ? (Datum) 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(args));
 	}
-	awa_child_scan_end(&cs);
+	awa_child_scan_end(cs);
+	return args;
+}
+
+/* the args of (job_id, attempt) in family's child of slot, found by job id */
+static Datum
+args_by_job(Oid nsp, const char *family, int slot, int64 job_id, int32 attempt,
+			const AwaFreshRead *fresh)
+{
+	ChildScan	cs;
+
+	awa_child_scan_job(&cs, awa_open_table(nsp, family, slot), job_id, fresh);
+	return args_of_scan(&cs, job_id, attempt);
+}
+
+/*
+ * The args of (job_id, attempt) in ready child slot, found by the entry's
+ * claim-order key, which its receipt carries: the btree every entry has,
+ * probed for one key.
+ */
+static Datum
+args_by_entry(Oid nsp, int slot, const AwaEntryKey *key, int64 job_id, int32 attempt,
+			  const AwaFreshRead *fresh)
+{
+	static const char *const cols[] = {"lane_id", "txid", "lane_seq"};
+	Relation	heap = awa_open_table(nsp, "ready_entries", slot);
+	ChildScan	cs;
+	ScanKeyData keys[3];
+
+	awa_child_scan_begin_fresh(&cs, heap, awa_open_index(heap, 3, cols), 3, fresh);
+	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(key->lane_id));
+	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_XID8EQ, key->txid);
+	ScanKeyInit(&keys[2], 3, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(key->lane_seq));
+	index_rescan(cs.scan, keys, 3, NULL, 0);
+	return args_of_scan(&cs, job_id, attempt);
+}
+
+/*
+ * The args of (job_id, attempt) in the queue ring, read as fresh: the ready
+ * entry by its claim-order key when the receipt gave one, else the copy a
+ * prune made in held_args, else the ready entry by job id (a receipt that
+ * carries no key; every key of an open attempt finds its entry first).
+ */
+static Datum
+ring_args(Oid nsp, int64 job_id, int32 attempt, const AwaEntryKey *key,
+		  const AwaFreshRead *fresh)
+{
+	Datum		args = (Datum) 0;
+	int			s;
+
+	for (s = 0; key != NULL && args == (Datum) 0 && s < AWA_QUEUE_SLOTS; s++)
+		args = args_by_entry(nsp, s, key, job_id, attempt, fresh);
+	for (s = 0; args == (Datum) 0 && s < AWA_QUEUE_SLOTS; s++)
+		args = args_by_job(nsp, "held_args", s, job_id, attempt, fresh);
+	for (s = 0; args == (Datum) 0 && s < AWA_QUEUE_SLOTS; s++)
+		args = args_by_job(nsp, "ready_entries", s, job_id, attempt, fresh);
 	return args;
 }
 
 /*
  * The args of attempt of job_id, from the queue ring; refused (XX001) when
  * it holds none, which invariant B rules out while the attempt is open.
+ * key: the entry's claim-order key from the receipt, or NULL.
  */
 Datum
-awa_attempt_args(Oid nsp, int64 job_id, int32 attempt)
+awa_attempt_args(Oid nsp, int64 job_id, int32 attempt, const AwaEntryKey *key)
 {
-	Relation	rels[lengthof(families)][AWA_QUEUE_SLOTS];
+	static const char *const families[] = {"ready_entries", "held_args"};
 	AwaFreshRead fresh;
-	Datum		args = (Datum) 0;
+	Datum		args;
 	int			f;
 	int			s;
 
+	/* every child locked before the snapshot of now is taken */
 	for (f = 0; f < (int) lengthof(families); f++)
 		for (s = 0; s < AWA_QUEUE_SLOTS; s++)
-			rels[f][s] = awa_open_table(nsp, families[f], s);
+			table_close(awa_open_table(nsp, families[f], s), NoLock);
 	awa_fresh_read_begin(&fresh);
-	for (f = 0; f < (int) lengthof(families); f++)
-		for (s = 0; s < AWA_QUEUE_SLOTS; s++)
-		{
-			/* the scan closes what it read; the rest is closed here (locks kept) */
-			if (args == (Datum) 0)
-				args = args_in(rels[f][s], job_id, attempt, &fresh);
-			else
-				table_close(rels[f][s], NoLock);
-		}
+	args = ring_args(nsp, job_id, attempt, key, &fresh);
 	awa_fresh_read_end(&fresh);
 	if (args == (Datum) 0)
 		ereport(ERROR,
@@ -101,10 +149,25 @@ awa_attempt_args(Oid nsp, int64 job_id, int32 attempt)
 	return args;
 }
 
-/* awa_internal.attempt_args(job_id bigint, attempt int) RETURNS jsonb */
+/*
+ * awa_internal.attempt_args(job_id bigint, attempt int, lane_id int,
+ * txid xid8, lane_seq bigint) RETURNS jsonb; the entry's key NULL when any
+ * of its parts is (a receipt from before 0.9 has no txid).
+ */
 Datum
 awa_attempt_args_sql(PG_FUNCTION_ARGS)
 {
+	AwaEntryKey key;
+	bool		has_key = !PG_ARGISNULL(2) && !PG_ARGISNULL(3) && !PG_ARGISNULL(4);
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	if (has_key)
+	{
+		key.lane_id = PG_GETARG_INT32(2);
+		key.txid = PG_GETARG_DATUM(3);
+		key.lane_seq = PG_GETARG_INT64(4);
+	}
 	PG_RETURN_DATUM(awa_attempt_args(awa_namespace(), PG_GETARG_INT64(0),
-									 PG_GETARG_INT32(1)));
+									 PG_GETARG_INT32(1), has_key ? &key : NULL));
 }

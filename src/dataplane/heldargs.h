@@ -13,6 +13,15 @@
 
 #include "postgres.h"
 
-extern Datum awa_attempt_args(Oid nsp, int64 job_id, int32 attempt);
+/* a ready entry's claim-order key, as its receipt carries it */
+typedef struct AwaEntryKey
+{
+	int32		lane_id;
+	Datum		txid;			/* xid8 */
+	int64		lane_seq;
+} AwaEntryKey;
+
+extern Datum awa_attempt_args(Oid nsp, int64 job_id, int32 attempt,
+							  const AwaEntryKey *key);
 
 #endif							/* AWA_HELDARGS_H */
