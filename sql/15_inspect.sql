@@ -252,3 +252,18 @@ SELECT count(DISTINCT lane_id) AS lanes FROM awa.queue_lanes WHERE queue = 'bulk
 SELECT count(*) AS lane_locks_held FROM pg_locks
  WHERE pid = pg_backend_pid() AND locktype = 'userlock' AND granted;
 COMMIT;
+
+-- awa.job and awa.cancel read a job's ready entries through ready_entries_of
+-- (src/dataplane/readyof.c): at SERIALIZABLE with no predicate lock on a ready child or
+-- its indexes, so that a job looked up never conflicts with the enqueues into its slot
+SELECT awa.enqueue('siread', 'a', '{"n": 1}') AS sr \gset
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT state, args FROM awa.job(:sr);
+SELECT count(*) AS ready_siread_locks FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid = pg_backend_pid() AND l.mode = 'SIReadLock'
+   AND c.relname LIKE 'ready\_entries%';
+SELECT count(*) > 0 AS other_siread_locks FROM pg_locks l
+ WHERE l.pid = pg_backend_pid() AND l.mode = 'SIReadLock';
+COMMIT;
+SELECT awa.cancel(:sr) AS cancelled;
+SELECT state FROM awa.job(:sr);

@@ -58,7 +58,8 @@ AS $$ SELECT ARRAY['scheduled', 'retryable', 'available', 'running', 'completed'
 
 -- Every record the data plane holds of one job, each with its attempt, its rank (see
 -- above) and the state it stands for; index probes only (job id on each family, the
--- tombstone by (lane_id, lane_seq) in the entry's own slot). Reads under the statement's
+-- ready entries through ready_entries_of, the tombstone by (lane_id, lane_seq) in the
+-- entry's own slot). Reads under the statement's
 -- snapshot: the caller holds the ring families in ACCESS SHARE, so no prune truncates a
 -- slot under it.
 CREATE OR REPLACE FUNCTION awa_internal.job_records(p_job_id bigint)
@@ -85,13 +86,12 @@ AS $$
            CASE WHEN t.job_id IS NOT NULL THEN 'cancelled' WHEN u.unclaimed THEN 'available' END,
            r.queue, r.priority, r.kind, r.args, r.max_attempts, NULL, NULL,
            r.created_at, coalesce(r.enqueued_at, r.created_at), NULL, t.finished_at
-      FROM awa.ready_entries r
+      FROM awa_internal.ready_entries_of(p_job_id) r
       LEFT JOIN LATERAL (SELECT d.job_id, d.finished_at FROM awa.done_entries d
                           WHERE d.ready_slot = r.ready_slot AND d.lane_id = r.lane_id
                             AND d.lane_seq = r.lane_seq AND d.run_lease = 0
                           LIMIT 1) t ON true
      CROSS JOIN LATERAL (SELECT awa.entry_unclaimed(r) AS unclaimed) u
-     WHERE r.job_id = p_job_id
     UNION ALL
     -- claimed: the newest copy of each attempt's receipt (prune carries open ones
     -- forward), open or closed by the closure in its slot; a closure that carries the

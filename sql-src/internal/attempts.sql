@@ -107,24 +107,26 @@ END
 $$;
 
 
--- The newest still-claimable ready entry of a job, if any (probing every queue slot:
--- cancel is rare; the hot paths never do this).
+-- A job's ready entries that the statement's snapshot sees, every queue slot read by the
+-- job-id lookup the C readers share (src/dataplane/readyof.c), so that awa.job and
+-- awa.cancel cost the same whatever the planner would choose and whatever index finds
+-- an entry by job id; at SERIALIZABLE with no predicate lock (docs/storage.md A.18).
+-- The caller holds the ring families (hold_ring_families).
+CREATE OR REPLACE FUNCTION awa_internal.ready_entries_of(p_job_id bigint)
+RETURNS SETOF awa.ready_entries
+LANGUAGE C STABLE STRICT
+AS 'MODULE_PATHNAME', 'awa_ready_entries_of';
+
+-- The still-claimable ready entries of a job, if any (every queue slot: cancel is rare;
+-- the hot paths never do this).
 CREATE OR REPLACE FUNCTION awa_internal.find_ready_entry(p_job_id bigint) RETURNS SETOF awa.ready_entries
-LANGUAGE plpgsql STABLE
+LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_n int := awa_internal.ring_slot_count('queue');
-    s int;
-BEGIN
-    FOR s IN 0 .. v_n - 1 LOOP
-        RETURN QUERY EXECUTE format(
-            'SELECT r.* FROM awa.%I r WHERE r.job_id = $1 AND NOT EXISTS '
-            '(SELECT 1 FROM awa.%I d WHERE d.lane_id = r.lane_id AND d.lane_seq = r.lane_seq '
-            'AND d.run_lease = 0)', 'ready_entries_' || s, 'done_entries_' || s)
-          USING p_job_id;
-    END LOOP;
-END
+    SELECT r.* FROM awa_internal.ready_entries_of(p_job_id) r
+     WHERE NOT EXISTS (SELECT 1 FROM awa.done_entries d
+                        WHERE d.ready_slot = r.ready_slot AND d.lane_id = r.lane_id
+                          AND d.lane_seq = r.lane_seq AND d.run_lease = 0)
 $$;
 
 -- The job's open receipt, whatever its run_lease.
