@@ -64,6 +64,51 @@
 	index_beginscan((heap), (index), (snapshot), (nkeys), 0)
 #endif
 
+/* 18 gave index_beginscan_bitmap an instrumentation argument too: none kept */
+#if PG_VERSION_NUM >= 180000
+#define awa_index_beginscan_bitmap(index, snapshot, nkeys) \
+	index_beginscan_bitmap((index), (snapshot), NULL, (nkeys))
+#else
+#define awa_index_beginscan_bitmap(index, snapshot, nkeys) \
+	index_beginscan_bitmap((index), (snapshot), (nkeys))
+#endif
+
+/*
+ * 18 made a backend's own bitmap iterator a TBMPrivateIterator that iterates
+ * into the caller's result (TBMIterator became a by-value union of it and the
+ * shared one): awa_tbm_next gives only the next page's block number
+ */
+#include "nodes/tidbitmap.h"
+#if PG_VERSION_NUM >= 180000
+typedef TBMPrivateIterator AwaTbmIter;
+#define awa_tbm_begin(tbm) tbm_begin_private_iterate(tbm)
+#define awa_tbm_end(it) tbm_end_private_iterate(it)
+static inline bool
+awa_tbm_next(AwaTbmIter *it, BlockNumber *blockno)
+{
+	TBMIterateResult res;
+
+	if (!tbm_private_iterate(it, &res))
+		return false;
+	*blockno = res.blockno;
+	return true;
+}
+#else
+typedef TBMIterator AwaTbmIter;
+#define awa_tbm_begin(tbm) tbm_begin_iterate(tbm)
+#define awa_tbm_end(it) tbm_end_iterate(it)
+static inline bool
+awa_tbm_next(AwaTbmIter *it, BlockNumber *blockno)
+{
+	TBMIterateResult *res = tbm_iterate(it);
+
+	if (res == NULL)
+		return false;
+	*blockno = res->blockno;
+	return true;
+}
+#endif
+
 /*
  * 18 renamed a result relation's CHECK states (ri_CheckConstraintExprs), and
  * added NOT ENFORCED checks (none built, none evaluated) and virtual generated

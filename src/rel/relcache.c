@@ -5,7 +5,8 @@
  *	  awa, the schema of the internals (awa_internal, a member of the
  *	  extension; awa before 0.10; the library's internal functions are found
  *	  there by signature), the ring children and tables named in it, and the btree index of a
- *	  child whose leading keys are given columns (docs/storage.md §A.13); the
+ *	  child whose leading keys are given columns (docs/storage.md §A.13), or
+ *	  its BRIN index on one column (docs/proposals/job_id_lookup.md §4); the
  *	  finding of those indexes, the cancel tombstones' partial one too; and
  *	  the opening of the tables by name (awa_open_table), rights checked.
  *
@@ -14,7 +15,9 @@
  * REINDEX of either sends one), and the whole cache by a reset (an
  * invalidation of every relation) or by any change to pg_namespace. Only
  * relations that exist are cached; a name that is missing is looked up again
- * each time. A stale OID could only come from an invalidation not yet read,
+ * each time. A heap's lack of an index that a reader may do without (the job
+ * lookup asks for a btree, then a BRIN index) is cached as well: CREATE INDEX
+ * sends the heap's invalidation, which drops it. A stale OID could only come from an invalidation not yet read,
  * and table_open reads them when it takes its lock, as it does for an OID
  * found through the syscache.
  *
@@ -60,8 +63,10 @@
 
 typedef struct CachedOid
 {
-	char		key[KEY_LEN];	/* "r <nsp> <name>" or "i <heap> <col>,<col>..." */
-	Oid			oid;			/* the relation or the index */
+	char		key[KEY_LEN];	/* "r <nsp> <name>", or "i <heap> <col>,<col>..."
+								 * (i, p, b: the IndexKind) */
+	Oid			oid;			/* the relation or the index; InvalidOid: a
+								 * heap's lack of an index of that kind */
 	Oid			heap;			/* an index's heap, else InvalidOid */
 } CachedOid;
 
@@ -291,29 +296,46 @@ awa_open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode)
 	return table_open(relid, lockmode);
 }
 
+/* the kinds of index find_index looks for, each its letter in the cache's key */
+typedef enum IndexKind
+{
+	INDEX_BTREE = 'i',			/* btree, not partial, leading keys cols */
+	INDEX_BTREE_PARTIAL = 'p',	/* btree, maybe partial, leading keys cols */
+	INDEX_BRIN = 'b'			/* BRIN, not partial, its only keys cols */
+} IndexKind;
+
 /*
- * Whether idx is a valid btree index without expressions whose leading keys
- * are want[]; partial only when partial_ok.
+ * Whether idx is a valid index of kind, without expressions, whose leading
+ * keys are want[] (for BRIN: whose keys are exactly want[]).
  */
 static bool
-index_matches(Relation idx, int ncols, const AttrNumber *want, bool partial_ok)
+index_matches(Relation idx, IndexKind kind, int ncols, const AttrNumber *want)
 {
 	Form_pg_index ind = idx->rd_index;
 	bool		ok;
 	int			i;
 
-	ok = idx->rd_rel->relam == BTREE_AM_OID && ind->indisvalid &&
-		ind->indnkeyatts >= ncols &&
+	if (kind == INDEX_BRIN)
+		ok = idx->rd_rel->relam == BRIN_AM_OID && ind->indnkeyatts == ncols;
+	else
+		ok = idx->rd_rel->relam == BTREE_AM_OID && ind->indnkeyatts >= ncols;
+	ok = ok && ind->indisvalid &&
 		heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
-		(partial_ok || heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL));
+		(kind == INDEX_BTREE_PARTIAL ||
+		 heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL));
 	for (i = 0; ok && i < ncols; i++)
 		ok = ind->indkey.values[i] == want[i];
 	return ok;
 }
 
-/* the btree index of heap on cols (see index_matches), with ACCESS SHARE */
+/*
+ * The index of heap of kind on cols (see index_matches), with ACCESS SHARE.
+ * When there is none: NULL if missing_ok (and that is cached, until heap's
+ * next invalidation, as CREATE INDEX sends one), else an error.
+ */
 static Relation
-find_index(Relation heap, int ncols, const char *const *cols, bool partial_ok)
+find_index(Relation heap, IndexKind kind, int ncols, const char *const *cols,
+		   bool missing_ok)
 {
 	AttrNumber	want[INDEX_MAX_KEYS];
 	char		key[KEY_LEN] = {0};
@@ -325,14 +347,16 @@ find_index(Relation heap, int ncols, const char *const *cols, bool partial_ok)
 	bool		found;
 
 	Assert(ncols <= INDEX_MAX_KEYS);
-	len = snprintf(key, sizeof(key), "%c %u", partial_ok ? 'p' : 'i', RelationGetRelid(heap));
+	len = snprintf(key, sizeof(key), "%c %u", (char) kind, RelationGetRelid(heap));
 	for (i = 0; i < ncols && len < KEY_LEN; i++)
 		len += snprintf(key + len, sizeof(key) - len, "%c%s", i ? ',' : ' ', cols[i]);
 	if (len >= KEY_LEN)
 		elog(ERROR, "awa_bgw: index key too long");
 	e = hash_search(cache(), key, HASH_FIND, NULL);
-	if (e != NULL)
+	if (e != NULL && OidIsValid(e->oid))
 		return index_open(e->oid, AccessShareLock);
+	if (e != NULL && missing_ok)
+		return NULL;
 	for (i = 0; i < ncols; i++)
 		want[i] = awa_column_number(heap, cols[i]);
 	ids = RelationGetIndexList(heap);
@@ -340,7 +364,7 @@ find_index(Relation heap, int ncols, const char *const *cols, bool partial_ok)
 	{
 		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
 
-		if (index_matches(idx, ncols, want, partial_ok))
+		if (index_matches(idx, kind, ncols, want))
 		{
 			list_free(ids);
 			e = hash_search(cache(), key, HASH_ENTER, &found);
@@ -349,6 +373,14 @@ find_index(Relation heap, int ncols, const char *const *cols, bool partial_ok)
 			return idx;
 		}
 		index_close(idx, AccessShareLock);
+	}
+	list_free(ids);
+	if (missing_ok)
+	{
+		e = hash_search(cache(), key, HASH_ENTER, &found);
+		e->oid = InvalidOid;
+		e->heap = RelationGetRelid(heap);
+		return NULL;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -361,7 +393,25 @@ find_index(Relation heap, int ncols, const char *const *cols, bool partial_ok)
 Relation
 awa_open_index(Relation heap, int ncols, const char *const *cols)
 {
-	return find_index(heap, ncols, cols, false);
+	return find_index(heap, INDEX_BTREE, ncols, cols, false);
+}
+
+/* The same, or NULL when heap has none. */
+Relation
+awa_open_index_if(Relation heap, int ncols, const char *const *cols)
+{
+	return find_index(heap, INDEX_BTREE, ncols, cols, true);
+}
+
+/*
+ * The plain BRIN index of heap whose only key is col, with ACCESS SHARE; NULL
+ * when heap has none. Its readers ask its opclass for the strategy of their
+ * operator (bloom's equality is not minmax's).
+ */
+Relation
+awa_open_brin_index(Relation heap, const char *col)
+{
+	return find_index(heap, INDEX_BRIN, 1, &col, true);
 }
 
 /*
@@ -375,7 +425,7 @@ awa_open_tombstone_index(Relation done)
 {
 	static const char *const cols[] = {"lane_id", "lane_seq"};
 
-	return find_index(done, 2, cols, true);
+	return find_index(done, INDEX_BTREE_PARTIAL, 2, cols, false);
 }
 
 /*
@@ -389,7 +439,7 @@ awa_open_position_index(Relation claims)
 {
 	static const char *const cols[] = {"lane_id", "claim_seq"};
 
-	return find_index(claims, 2, cols, true);
+	return find_index(claims, INDEX_BTREE_PARTIAL, 2, cols, false);
 }
 
 /*

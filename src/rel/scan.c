@@ -3,7 +3,8 @@
  * scan.c
  *	  Reading one relation of the hot paths: a column's number by name, the
  *	  equality key on an integer column of either width, one index scan on one
- *	  ring child (ChildScan), and the integers of the rows it returns.
+ *	  ring child (ChildScan), the rows of one job on a child by its btree or,
+ *	  lacking one, by its BRIN index, and the integers of the rows returned.
  *
  * The scans are direct (index_beginscan under the active snapshot, no SPI,
  * no planning); the caller opens the heap and its index (src/rel/relcache.c)
@@ -11,6 +12,12 @@
  * transaction, as the executor does. A fresh read (AwaFreshRead) scans what
  * the shared state holds now instead, at every isolation level, without a
  * predicate lock (docs/storage.md A.18).
+ *
+ * BRIN has no amgettuple, so the job lookup on a child whose job_id index is
+ * BRIN (docs/proposals/job_id_lookup.md §4) builds the index's bitmap (whole
+ * pages, of each range that may hold the job or is not summarized), then
+ * reads each run of consecutive pages with a TID range scan under the same
+ * snapshot, keeping the rows of the job that the fresh read's filter sees.
  *
  * src/rel/scan.c
  *
@@ -25,7 +32,11 @@
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "storage/off.h"
 #include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/snapshot.h"
@@ -94,6 +105,7 @@ awa_child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys)
 	cs->scan = awa_index_beginscan(heap, index, GetActiveSnapshot(), nkeys);
 	cs->slot = table_slot_create(heap, NULL);
 	cs->filter = NULL;
+	cs->bitmap = false;
 }
 
 /*
@@ -114,33 +126,188 @@ awa_child_scan_begin_fresh(ChildScan *cs, Relation heap, Relation index, int nke
 	cs->scan = awa_index_beginscan(heap, index, fresh->snapshot, nkeys);
 	cs->slot = table_slot_create(heap, NULL);
 	cs->filter = fresh->filter;
+	cs->bitmap = false;
+}
+
+/* bigint = bigint (pg_operator.dat; no macro of pg_operator_d.h names it) */
+#define INT8_EQUAL_OPERATOR ((Oid) 410)
+
+/*
+ * The key of job_id on a BRIN index whose only key is a bigint job_id: its
+ * equality's strategy is its opclass's (bloom 1, minmax 3), and the subtype is
+ * named, as minmax looks its operator up by (column type, subtype).
+ */
+static void
+brin_job_key(ScanKey key, Relation index, int64 job_id)
+{
+	StrategyNumber strategy;
+
+	strategy = get_op_opfamily_strategy(INT8_EQUAL_OPERATOR, index->rd_opfamily[0]);
+	if (strategy == InvalidStrategy)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" has no operator bigint = bigint",
+						RelationGetRelationName(index))));
+	ScanKeyEntryInitialize(key, 0, 1, strategy, INT8OID, InvalidOid,
+						   F_INT8EQ, Int64GetDatum(job_id));
 }
 
 /*
- * Begins a fresh read (fresh NULL: the statement's) of heap's rows of job_id,
- * by its btree on (job_id, ...): the one lookup every family keyed by a job
- * shares (the caller opened heap; awa_child_scan_end closes both).
+ * Begins the bitmap mode of cs: the pages of heap that index (BRIN on job_id)
+ * says may hold job_id, read under the fresh read's snapshot (SnapshotAny at
+ * SERIALIZABLE, so that neither the index scan nor the range scans take a
+ * predicate lock) or the active one. The index scan ends once the bitmap is
+ * built; the index stays open, as in index mode, until awa_child_scan_end.
+ */
+static void
+bitmap_begin(ChildScan *cs, Relation heap, Relation index, int64 job_id,
+			 const AwaFreshRead *fresh)
+{
+	IndexScanDesc scan;
+	ScanKeyData key;
+
+	cs->heap = heap;
+	cs->index = index;
+	cs->scan = NULL;
+	cs->slot = table_slot_create(heap, NULL);
+	cs->filter = fresh != NULL ? fresh->filter : NULL;
+	cs->bitmap = true;
+	cs->snapshot = fresh != NULL ? fresh->snapshot : GetActiveSnapshot();
+	cs->job_att = awa_column_number(heap, "job_id");
+	cs->job_id = job_id;
+	brin_job_key(&key, index, job_id);
+	scan = awa_index_beginscan_bitmap(index, cs->snapshot, 1);
+	index_rescan(scan, &key, 1, NULL, 0);
+	cs->tbm = tbm_create(work_mem * 1024L, NULL);
+	(void) index_getbitmap(scan, cs->tbm);
+	index_endscan(scan);
+	cs->iter = awa_tbm_begin(cs->tbm);
+	cs->range = NULL;
+	cs->next_block = InvalidBlockNumber;
+	cs->pages_done = false;
+}
+
+/*
+ * Begins the TID range scan of the bitmap's next run of consecutive pages;
+ * false when none is left. The first page past the run is kept for the next.
+ */
+static bool
+bitmap_next_run(ChildScan *cs)
+{
+	ItemPointerData mintid;
+	ItemPointerData maxtid;
+	BlockNumber first = cs->next_block;
+	BlockNumber last;
+	BlockNumber b;
+
+	if (first == InvalidBlockNumber)
+	{
+		if (cs->pages_done || !awa_tbm_next(cs->iter, &first))
+		{
+			cs->pages_done = true;
+			return false;
+		}
+	}
+	last = first;
+	cs->next_block = InvalidBlockNumber;
+	while (awa_tbm_next(cs->iter, &b))
+	{
+		if (b != last + 1)
+		{
+			cs->next_block = b;
+			break;
+		}
+		last = b;
+	}
+	cs->pages_done = cs->next_block == InvalidBlockNumber;
+	ItemPointerSet(&mintid, first, FirstOffsetNumber);
+	ItemPointerSet(&maxtid, last, MaxOffsetNumber);
+	cs->range = table_beginscan_tidrange(cs->heap, cs->snapshot, &mintid, &maxtid);
+	return true;
+}
+
+/*
+ * The next row of the job (into cs->slot) in bitmap mode: the pages are
+ * lossy, so each row's job_id is compared, then the fresh read's filter
+ * applied (under SnapshotAny the range scans return every version).
+ */
+static bool
+bitmap_next(ChildScan *cs)
+{
+	for (;;)
+	{
+		bool		isnull;
+
+		if (cs->range == NULL && !bitmap_next_run(cs))
+			return false;
+		if (!table_scan_getnextslot_tidrange(cs->range, ForwardScanDirection, cs->slot))
+		{
+			table_endscan(cs->range);
+			cs->range = NULL;
+			continue;
+		}
+		if (awa_get_int64(cs->slot, cs->job_att, &isnull) == cs->job_id && !isnull &&
+			(cs->filter == NULL ||
+			 table_tuple_satisfies_snapshot(cs->heap, cs->slot, cs->filter)))
+			return true;
+	}
+}
+
+/* Ends the bitmap mode's scans and frees its bitmap. */
+static void
+bitmap_end(ChildScan *cs)
+{
+	if (cs->range != NULL)
+		table_endscan(cs->range);
+	awa_tbm_end(cs->iter);
+	tbm_free(cs->tbm);
+}
+
+/*
+ * Begins a fresh read (fresh NULL: the statement's) of heap's rows of job_id:
+ * the one lookup every family keyed by a job shares (the caller opened heap;
+ * awa_child_scan_end closes it and the index). By heap's btree on
+ * (job_id, ...) when it has one, else by its BRIN index on (job_id) in bitmap
+ * mode (docs/proposals/job_id_lookup.md §4); rows come forward only.
  */
 void
 awa_child_scan_job(ChildScan *cs, Relation heap, int64 job_id, const AwaFreshRead *fresh)
 {
 	static const char *const cols[] = {"job_id"};
+	Relation	index = awa_open_index_if(heap, 1, cols);
 	ScanKeyData key;
 
-	awa_child_scan_begin_fresh(cs, heap, awa_open_index(heap, 1, cols), 1, fresh);
-	(void) awa_int_key(&key, cs->index, 1, job_id);	/* job_id is bigint */
-	index_rescan(cs->scan, &key, 1, NULL, 0);
+	if (index != NULL)
+	{
+		awa_child_scan_begin_fresh(cs, heap, index, 1, fresh);
+		(void) awa_int_key(&key, cs->index, 1, job_id); /* job_id is bigint */
+		index_rescan(cs->scan, &key, 1, NULL, 0);
+		return;
+	}
+	index = awa_open_brin_index(heap, cols[0]);
+	if (index == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("relation \"%s\" has no btree index on (job_id, ...) nor BRIN index on (job_id)",
+						RelationGetRelationName(heap))));
+	bitmap_begin(cs, heap, index, job_id, fresh);
 }
 
 /*
  * The scan's next row (into cs->slot) in direction dir, skipping what the
  * filter of a fresh read does not see: under SnapshotAny the index returns
  * every version of a row (each member of a HOT chain in turn), and the one
- * the snapshot of now sees is kept.
+ * the snapshot of now sees is kept. In bitmap mode, forward only.
  */
 bool
 awa_child_scan_next(ChildScan *cs, ScanDirection dir)
 {
+	if (cs->bitmap)
+	{
+		if (!ScanDirectionIsForward(dir))
+			elog(ERROR, "awa_bgw: a job's rows by its BRIN index are read forward only");
+		return bitmap_next(cs);
+	}
 	while (index_getnext_slot(cs->scan, dir, cs->slot))
 	{
 		if (cs->filter == NULL ||
@@ -207,7 +374,10 @@ awa_fresh_row_visible(const AwaFreshRead *fresh, Relation rel, TupleTableSlot *s
 void
 awa_child_scan_end(ChildScan *cs)
 {
-	index_endscan(cs->scan);
+	if (cs->bitmap)
+		bitmap_end(cs);
+	else
+		index_endscan(cs->scan);
 	ExecDropSingleTupleTableSlot(cs->slot);
 	index_close(cs->index, NoLock);
 	table_close(cs->heap, NoLock);

@@ -2,7 +2,8 @@
  *
  * scan.h
  *	  Reading one relation of the hot paths (scan.c): a column by name, one
- *	  index scan on one ring child, the integers of its rows.
+ *	  index scan on one ring child (or the rows of a job by its BRIN index),
+ *	  the integers of its rows.
  *
  * src/rel/scan.h
  *
@@ -12,9 +13,12 @@
 #define AWA_SCAN_H
 
 #include "access/genam.h"
+#include "access/relscan.h"
 #include "executor/tuptable.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
+
+#include "src/compat.h"
 
 /*
  * A fresh read (docs/storage.md A.18): what the queue's shared state holds
@@ -32,14 +36,28 @@ typedef struct AwaFreshRead
 	Snapshot	registered;		/* the snapshot of now, registered */
 } AwaFreshRead;
 
-/* one index scan on one ring child */
+/*
+ * One scan on one ring child: an index scan of a btree, or, for the rows of a
+ * job on a child whose job_id index is BRIN (awa_child_scan_job), the pages
+ * of the index's bitmap read run by run with TID range scans (bitmap set).
+ */
 typedef struct ChildScan
 {
 	Relation	heap;
 	Relation	index;
-	IndexScanDesc scan;
+	IndexScanDesc scan;			/* the index scan; NULL in bitmap mode */
 	TupleTableSlot *slot;
 	Snapshot	filter;			/* NULL, or what a row must satisfy */
+	/* bitmap mode only */
+	bool		bitmap;
+	Snapshot	snapshot;		/* the range scans' */
+	AttrNumber	job_att;		/* the heap's job_id */
+	int64		job_id;			/* the rows wanted (the pages are lossy) */
+	TIDBitmap  *tbm;
+	AwaTbmIter *iter;			/* its pages, in block order */
+	TableScanDesc range;		/* the run being read, or NULL */
+	BlockNumber next_block;		/* the next run's first block, or Invalid */
+	bool		pages_done;		/* iter has no page left */
 } ChildScan;
 
 extern AttrNumber awa_column_number(Relation rel, const char *name);
