@@ -1,9 +1,11 @@
--- A ring child whose job_id index is BRIN (docs/proposals/job_id_lookup.md §4): the C
--- readers by job id (src/rel/scan.c awa_child_scan_job) find a child's rows of a job
--- through the index's bitmap when the child has no btree on (job_id, ...), reading
--- the pages of each range that may hold the job and of each range not summarized. The
--- btree is swapped for BRIN in a transaction that is rolled back, so that the catalog
--- stays as installed; the jobs it claims are enqueued before it (a claim takes only
+-- Ready children whose job_id index is BRIN (0.10, tables/job_id_brin.sql,
+-- docs/proposals/job_id_lookup.md): the C readers by job id (src/rel/scan.c
+-- awa_child_scan_job) find a child's rows of a job through the index's bitmap when the
+-- child has no btree on (job_id, ...), reading the pages of each range that may hold
+-- the job and of each range not summarized; the worker summarizes the ranges that
+-- filled (awa_internal.summarize_ready_ranges, src/dataplane/summarize.c). The index is
+-- built again, or swapped, in transactions that are rolled back, so that the catalog
+-- stays as installed; the jobs they claim are enqueued before (a claim takes only
 -- committed entries).
 \i sql/fresh.inc
 SET statement_timeout = '60s';
@@ -37,6 +39,15 @@ SELECT tableoid::regclass::text AS child, count(*) AS entries,
   FROM awa.ready_entries GROUP BY 1 \gset
 SELECT :'child' AS child, :entries AS entries, :ranges AS ranges;
 SELECT * FROM pg_temp.job_id_indexes;
+
+-- the worker's runs of the summaries, by hand: a backend's first run only reads the
+-- current child's size; the next summarizes the ranges wholly below it, not the
+-- partial last one, into which enqueues still go (and would then write a summary
+-- each); a run after nothing filled summarizes nothing
+SELECT awa_internal.summarize_ready_ranges() AS first_run;
+SELECT awa_internal.summarize_ready_ranges() = pg_relation_size(:'child') / 8192 / 16
+       AS second_run_full_ranges;
+SELECT awa_internal.summarize_ready_ranges() AS third_run;
 
 BEGIN;
 DROP INDEX awa.ready_entries_job_id_idx;
@@ -119,7 +130,70 @@ SELECT awa_internal.job_state_now(i) AS c_state, count(*) AS jobs,
   FROM generate_series(:j - 1, :g) i GROUP BY 1 ORDER BY 1;
 ROLLBACK;
 
--- the catalog as installed: a btree on (job_id) in each child
+-- the catalog as installed: a BRIN index on (job_id) in each child, read again
 SELECT * FROM pg_temp.job_id_indexes;
--- and the lookup by it again (the rolled-back lack of a btree is forgotten)
-SELECT awa_internal.job_state_now(:j + 1) AS after_rollback;
+SELECT awa_internal.job_state_now(:j + 1) AS by_brin;
+-- a catalog that keeps the btree (0.9's, under this library) is read by it
+BEGIN;
+DROP INDEX awa.ready_entries_job_id_idx;
+CREATE INDEX ON awa.ready_entries (job_id);
+SELECT * FROM pg_temp.job_id_indexes;
+SELECT awa_internal.job_state_now(:j + 1) AS by_btree;
+ROLLBACK;
+
+-- once the ring turns, the sealed child is summarized whole (its partial last range,
+-- which its late enqueues may still reach), and the new current child waits for its
+-- ranges to fill
+SELECT outcome FROM awa.rotate('awa', 'queue');
+SELECT awa_internal.summarize_ready_ranges() AS sealed_rest;
+SELECT awa.enqueue('brin', 'k', '{"late": true}') IS NOT NULL AS enqueued;
+SELECT awa_internal.summarize_ready_ranges() AS nothing_full;
+
+-- building a BRIN index summarizes its last range, on an empty child its first; a
+-- prune's TRUNCATE builds the child's index again. Install and prune leave that range
+-- unsummarized (awa_internal.ready_child_open_tail), so that enqueues into it write no
+-- summary until the worker summarizes it full (read here with pageinspect: the
+-- revmap's first entry)
+DROP VIEW pg_temp.job_id_indexes;
+\i sql/fresh.inc
+CREATE EXTENSION IF NOT EXISTS pageinspect;
+CREATE FUNCTION pg_temp.first_range_summarized(p_child regclass) RETURNS boolean
+LANGUAGE sql AS $$
+    SELECT r.pages <> '(4294967295,0)'::tid
+      FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+           JOIN pg_am am ON am.oid = c.relam,
+           LATERAL brin_revmap_data(get_raw_page(i.indexrelid::regclass::text, 1)) r
+     WHERE i.indrelid = p_child AND am.amname = 'brin'
+     LIMIT 1
+$$;
+SELECT count(*) AS children,
+       count(*) FILTER (WHERE pg_temp.first_range_summarized(inhrelid)) AS summarized
+  FROM pg_inherits WHERE inhparent = 'awa.ready_entries'::regclass;
+SELECT awa.enqueue('brin2', 'k', '{}') AS w \gset
+SELECT e.tableoid::regclass::text AS child2, c.relfilenode AS node2
+  FROM awa.ready_entries e JOIN pg_class c ON c.oid = e.tableoid
+ WHERE e.job_id = :w \gset
+SELECT count(awa.complete(job_id, run_lease)) AS completed FROM awa.claim('brin2');
+-- a TRUNCATE alone leaves the first range summarized
+BEGIN;
+TRUNCATE awa.ready_entries_15;
+SELECT pg_temp.first_range_summarized('awa.ready_entries_15') AS after_truncate;
+ROLLBACK;
+CREATE FUNCTION pg_temp.wrap() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    i int;
+    p record;
+    log text := '';
+BEGIN
+    FOR i IN 1 .. 16 LOOP
+        PERFORM awa.rotate('awa', 'queue');
+        SELECT * INTO p FROM awa.prune('awa', 'queue');
+        log := log || left(p.outcome, 1);
+    END LOOP;
+    RETURN log;
+END $$;
+-- the prune of the job's slot truncates its children: the first range stays open
+SELECT pg_temp.wrap() ~ 'p' AS pruned;
+SELECT relfilenode <> :node2 AS truncated,
+       pg_temp.first_range_summarized(:'child2') AS summarized
+  FROM pg_class WHERE oid = :'child2'::regclass;

@@ -59,10 +59,11 @@ AS $$ SELECT ARRAY['scheduled', 'retryable', 'available', 'running', 'completed'
 -- Every record the data plane holds of one job, each with its attempt, its rank (see
 -- above) and the state it stands for; index probes only (job id on each family, the
 -- ready entries through ready_entries_of, the tombstone by (lane_id, lane_seq) in the
--- entry's own slot). Reads under the statement's
+-- entry's own slot). p_with_ready false leaves the ready entries out: the purge of
+-- unique keys reads them for a whole batch at once (api/unique.sql). Reads under the statement's
 -- snapshot: the caller holds the ring families in ACCESS SHARE, so no prune truncates a
 -- slot under it.
-CREATE OR REPLACE FUNCTION awa_internal.job_records(p_job_id bigint)
+CREATE OR REPLACE FUNCTION awa_internal.job_records_of(p_job_id bigint, p_with_ready boolean)
 RETURNS TABLE (attempt int, rank int, state text, queue text, priority smallint,
                kind text, args jsonb, max_attempts int, run_lease bigint, error text,
                created_at timestamptz, run_at timestamptz, attempted_at timestamptz,
@@ -92,6 +93,7 @@ AS $$
                             AND d.lane_seq = r.lane_seq AND d.run_lease = 0
                           LIMIT 1) t ON true
      CROSS JOIN LATERAL (SELECT awa.entry_unclaimed(r) AS unclaimed) u
+     WHERE p_with_ready
     UNION ALL
     -- claimed: the newest copy of each attempt's receipt (prune carries open ones
     -- forward), open or closed by the closure in its slot; a closure that carries the
@@ -136,6 +138,16 @@ AS $$
            NULL, f.error, f.created_at, NULL, NULL, f.failed_at
       FROM awa.failed_jobs f WHERE f.job_id = p_job_id
 $$;
+
+-- Every record of one job (job_records_of with its ready entries): awa.job's and
+-- job_state's.
+CREATE OR REPLACE FUNCTION awa_internal.job_records(p_job_id bigint)
+RETURNS TABLE (attempt int, rank int, state text, queue text, priority smallint,
+               kind text, args jsonb, max_attempts int, run_lease bigint, error text,
+               created_at timestamptz, run_at timestamptz, attempted_at timestamptz,
+               finished_at timestamptz)
+LANGUAGE sql STABLE
+AS $$ SELECT * FROM awa_internal.job_records_of(p_job_id, true) $$;
 
 -- One job from its records: state, attempt and run_lease from the top record; the body
 -- and the times from the newest record that has them (a done entry carries no args, nor

@@ -63,10 +63,14 @@ $$;
 
 -- The state of a job as awa.job reports it (its top record), or NULL when the data
 -- plane holds no record of it. The caller holds the ring families in ACCESS SHARE.
+CREATE OR REPLACE FUNCTION awa_internal.job_state_of(p_job_id bigint, p_with_ready boolean)
+RETURNS text
+LANGUAGE sql STABLE
+AS $$ SELECT r.state FROM awa_internal.job_records_of(p_job_id, p_with_ready) r
+       ORDER BY r.attempt DESC, r.rank DESC LIMIT 1 $$;
 CREATE OR REPLACE FUNCTION awa_internal.job_state(p_job_id bigint) RETURNS text
 LANGUAGE sql STABLE
-AS $$ SELECT r.state FROM awa_internal.job_records(p_job_id) r
-       ORDER BY r.attempt DESC, r.rank DESC LIMIT 1 $$;
+AS $$ SELECT awa_internal.job_state_of(p_job_id, true) $$;
 
 -- job_state as one fresh read (src/dataplane/jobstate.c): what the data plane holds
 -- now, read with direct index scans that take no predicate lock at SERIALIZABLE. A
@@ -130,6 +134,7 @@ AS $$
 DECLARE
     v_batch bigint := coalesce(p_batch, awa_internal.fold_batch_size());
     v_ids bigint[];
+    v_ready bigint[];
 BEGIN
     IF v_batch NOT BETWEEN 1 AND 1000000 THEN
         RAISE EXCEPTION 'batch size % is out of range', v_batch
@@ -147,8 +152,16 @@ BEGIN
     v_ids := ARRAY(SELECT k.job_id FROM awa.unique_keys k
                     WHERE k.job_id > coalesce(p_after, 0)
                     ORDER BY k.job_id LIMIT v_batch);
+    -- the batch's jobs that have a ready entry, in one read of the ready children (their
+    -- BRIN index on job_id would be read whole for each id of an array): their keys stay
+    -- while the entry does (a key whose job states nothing blocks no enqueue, so only
+    -- the row's lifetime depends on it); the others' states are read without the ready
+    -- children (job_id_lookup.md §11)
+    v_ready := ARRAY(SELECT DISTINCT r.job_id FROM awa.ready_entries r
+                      WHERE r.job_id = ANY (v_ids));
     DELETE FROM awa.unique_keys k
-     WHERE k.job_id = ANY (v_ids) AND awa_internal.job_state(k.job_id) IS NULL;
+     WHERE k.job_id = ANY (v_ids) AND k.job_id <> ALL (v_ready)
+       AND awa_internal.job_state_of(k.job_id, false) IS NULL;
     GET DIAGNOSTICS purged = ROW_COUNT;
     last_job_id := CASE WHEN cardinality(v_ids) < v_batch THEN 0
                         ELSE v_ids[cardinality(v_ids)] END;

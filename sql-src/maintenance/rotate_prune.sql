@@ -702,6 +702,12 @@ BEGIN
     IF v_truncate IS NOT NULL THEN
         EXECUTE 'TRUNCATE ' || v_truncate;
     END IF;
+    -- the ready child's BRIN index on job_id, built again empty by the TRUNCATE, leaves
+    -- its first range unsummarized, so that enqueues into it write no summary (0.10,
+    -- tables/job_id_brin.sql); nothing when the child kept no storage
+    IF p_ring = 'queue' AND v_truncate IS NOT NULL THEN
+        PERFORM awa_internal.ready_child_open_tail(awa_internal.ring_child('ready_entries', p_slot));
+    END IF;
     -- TRUNCATE is not MVCC-safe: a pg_dump whose snapshot predates this commit would
     -- read the child empty and miss the rows carried forward or folded (docs/storage.md
     -- A.17). It locks every table, which holds prune off, but only after taking its

@@ -39,6 +39,7 @@ static const char *const feature_since[AWA_NFEATURES] = {
 	[AWA_FEATURE_QUIET_IDLE] = "0.10",
 	[AWA_FEATURE_INTERNAL_SCHEMA] = "0.10",
 	[AWA_FEATURE_RINGS_BY_NEED] = "0.10",
+	[AWA_FEATURE_JOB_ID_BRIN] = "0.10",
 };
 
 /* The entry of version, or NULL when this library does not maintain it. */

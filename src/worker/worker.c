@@ -65,6 +65,8 @@
 #define PURGE_MAX_BATCHES	10
 #define PURGE_BUDGET_MS		1000
 #define SCHEDULE_CHECK_MS	1000	/* cron resolution is a minute */
+#define SUMMARIZE_MS		1000	/* a range of 16 pages fills in 0.6 s at
+									 * 1,000 jobs/s (job_id_lookup.md §5) */
 
 /*
  * The leader's maintenance, as a table of steps ("the worker owns when, SQL
@@ -218,6 +220,12 @@ static const WorkerStep steps[] = {
 	 .interval_ms = &awa_bgw_rescue_interval, .flags = STEP_IDLES,
 	 .runs = AWA_C_RESCUE_RUNS, .rows = AWA_C_JOBS_RESCUED, .rows_column = "rescued",
 	 .busy_column = "rescued", .stood_down = AWA_NCOUNTERS, .handler = count_only},
+	/* the ready children's job-id summaries: the block ranges that filled (0.10) */
+	{.label = "summary of the ready entries' job ids",
+	 .sql = "SELECT " AWA_INTERNAL_FN("summarize_ready_ranges") "() AS summarized",
+	 .columns = {{"summarized", AWA_COL_INT8}},
+	 .every_ms = SUMMARIZE_MS, .flags = STEP_IDLES, .needs = AWA_FEATURE_JOB_ID_BRIN,
+	 NO_COUNTERS, .busy_column = "summarized", .handler = count_only},
 	{.label = "periodic schedules",
 	 .sql = "SELECT fired, failed FROM " AWA_FN("fire_due_schedules") "(" AWA_SCHEMA_ARG ")",
 	 .columns = {{"fired", AWA_COL_INT8}, {"failed", AWA_COL_INT8}},
