@@ -153,13 +153,13 @@ SELECT awa_internal.summarize_ready_ranges() AS nothing_full;
 -- prune's TRUNCATE builds the child's index again. Install and prune leave that range
 -- unsummarized (awa_internal.ready_child_open_tail), so that enqueues into it write no
 -- summary until the worker summarizes it full (read here with pageinspect: the
--- revmap's first entry)
+-- revmap's first entry, a summary's TID, or invalid: offset 0)
 DROP VIEW pg_temp.job_id_indexes;
 \i sql/fresh.inc
 CREATE EXTENSION IF NOT EXISTS pageinspect;
 CREATE FUNCTION pg_temp.first_range_summarized(p_child regclass) RETURNS boolean
 LANGUAGE sql AS $$
-    SELECT r.pages <> '(4294967295,0)'::tid
+    SELECT (r.pages::text::point)[1] <> 0
       FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
            JOIN pg_am am ON am.oid = c.relam,
            LATERAL brin_revmap_data(get_raw_page(i.indexrelid::regclass::text, 1)) r
