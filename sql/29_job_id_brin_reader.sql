@@ -40,14 +40,14 @@ SELECT tableoid::regclass::text AS child, count(*) AS entries,
 SELECT :'child' AS child, :entries AS entries, :ranges AS ranges;
 SELECT * FROM pg_temp.job_id_indexes;
 
--- the worker's runs of the summaries, by hand: a backend's first run only reads the
--- current child's size; the next summarizes the ranges wholly below it, not the
--- partial last one, into which enqueues still go (and would then write a summary
--- each); a run after nothing filled summarizes nothing
-SELECT awa_internal.summarize_ready_ranges() AS first_run;
-SELECT awa_internal.summarize_ready_ranges() = pg_relation_size(:'child') / 8192 / 16
-       AS second_run_full_ranges;
-SELECT awa_internal.summarize_ready_ranges() AS third_run;
+-- the worker's runs of the summaries, by hand: in the current slot's child a run
+-- summarizes each range done filling, one after which a whole range has been started
+-- (every page holds a row): all but the last full range and the partial one, into
+-- which enqueues still go (and would then write a summary each); a run after nothing
+-- filled summarizes nothing
+SELECT awa_internal.summarize_ready_ranges() = pg_relation_size(:'child') / 8192 / 16 - 1
+       AS all_but_the_last_ranges;
+SELECT awa_internal.summarize_ready_ranges() AS second_run;
 
 BEGIN;
 DROP INDEX awa.ready_entries_job_id_idx;

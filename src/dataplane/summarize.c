@@ -10,13 +10,12 @@
  *
  * BRIN writes nothing when a row goes into a range not yet summarized, and
  * an update of the summary (about 2 KB for bloom) for nearly every row into
- * one that is. So a range is summarized only once it is full: in the child of
- * the current queue slot, only ranges wholly below the size the child had at
- * the previous run (a bulk extension leaves empty pages below the end, which
- * the inserts of the next moments fill); a sealed slot's child, whole. Each
+ * one that is. So a range is summarized only once it is done filling: in the
+ * child of the current queue slot, once every page of it and of the range
+ * after it holds a row (range_done); a sealed slot's child, whole. Each
  * child's first range not yet summarized is remembered by its relfilenode
  * (a prune's TRUNCATE gives a new one), so a run where nothing filled reads
- * sixteen sizes and writes nothing.
+ * sixteen sizes and a few pages, and writes nothing.
  *
  * Locks: brin_summarize_range takes SHARE UPDATE EXCLUSIVE on the child and
  * its index, waiting. It is called only once both are held, taken
@@ -49,7 +48,6 @@ PG_FUNCTION_INFO_V1(awa_summarize_ready_ranges);
 typedef struct ChildMemory
 {
 	Oid			filenode;		/* the child's storage when remembered */
-	BlockNumber prev_blocks;	/* its size at the previous run */
 	BlockNumber next_range;		/* the first block of the first range not
 								 * summarized by this backend */
 } ChildMemory;
@@ -57,30 +55,53 @@ typedef struct ChildMemory
 static ChildMemory memory[AWA_QUEUE_SLOTS];
 
 /*
- * The ranges of child slot s to summarize now, [from, to), for a child of
- * blocks pages; current: the queue ring's current slot.
+ * Whether every page of heap in [from, to) holds a row. A page added by a
+ * bulk extension and not reached yet is new, or empty.
  */
-static void
-due_ranges(ChildMemory *m, Oid filenode, BlockNumber blocks, BlockNumber per_range,
-		   bool current, BlockNumber *from, BlockNumber *to)
+static bool
+pages_started(Relation heap, BlockNumber from, BlockNumber to)
 {
-	if (m->filenode != filenode)
+	BlockNumber b;
+
+	for (b = from; b < to; b++)
 	{
-		m->filenode = filenode;
-		m->prev_blocks = 0;
-		m->next_range = 0;
+		Buffer		buf = ReadBufferExtended(heap, MAIN_FORKNUM, b, RBM_NORMAL, NULL);
+		Page		page;
+		bool		started;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		started = !PageIsNew(page) && PageGetMaxOffsetNumber(page) > 0;
+		UnlockReleaseBuffer(buf);
+		if (!started)
+			return false;
 	}
-	*from = m->next_range;
-	if (current)
-		*to = (Min(m->prev_blocks, blocks) / per_range) * per_range;
-	else
-		*to = blocks;
-	m->prev_blocks = blocks;
+	return true;
 }
 
 /*
- * Summarizes the due ranges of ready child s, if its BRIN index on job_id
- * and both locks can be had now; the ranges summarized.
+ * Whether the range of heap at r is done filling: in a sealed slot's child,
+ * always; in the current slot's, once every page of it and of the next range
+ * holds a row. The inserters fill the pages the free-space map hands out
+ * about in block order, each its own page, so a range is behind them once a
+ * whole range after it has been started; sizes alone tell nothing (a bulk
+ * extension adds up to hundreds of empty pages at once).
+ */
+static bool
+range_done(Relation heap, BlockNumber r, BlockNumber per_range, BlockNumber blocks,
+		   bool current)
+{
+	if (r >= blocks)
+		return false;
+	if (!current)
+		return true;
+	return r + 2 * per_range <= blocks && pages_started(heap, r, r + 2 * per_range);
+}
+
+/*
+ * Summarizes the ranges of ready child s that are done filling and not yet
+ * summarized, if its BRIN index on job_id and both locks can be had now;
+ * the ranges summarized.
  */
 static int64
 summarize_child(Oid nsp, int s, bool current)
@@ -88,10 +109,9 @@ summarize_child(Oid nsp, int s, bool current)
 	static const char *const cols[] = {"job_id"};
 	Relation	heap = awa_open_table(nsp, "ready_entries", s);
 	Relation	index = awa_open_brin_index(heap, cols[0]);
+	ChildMemory *m = &memory[s];
 	BlockNumber per_range;
-	BlockNumber from;
-	BlockNumber to;
-	BlockNumber r;
+	BlockNumber blocks;
 	int64		done = 0;
 
 	if (index == NULL ||
@@ -103,15 +123,18 @@ summarize_child(Oid nsp, int s, bool current)
 		table_close(heap, NoLock);
 		return 0;
 	}
+	if (m->filenode != awa_relation_file_number(heap))
+	{
+		m->filenode = awa_relation_file_number(heap);
+		m->next_range = 0;
+	}
 	per_range = BrinGetPagesPerRange(index);
-	due_ranges(&memory[s], awa_relation_file_number(heap), RelationGetNumberOfBlocks(heap),
-			   per_range, current, &from, &to);
-	for (r = from; r < to; r += per_range)
+	blocks = RelationGetNumberOfBlocks(heap);
+	for (; range_done(heap, m->next_range, per_range, blocks, current);
+		 m->next_range += per_range)
 		done += DatumGetInt32(DirectFunctionCall2(brin_summarize_range,
 												  ObjectIdGetDatum(RelationGetRelid(index)),
-												  Int64GetDatum((int64) r)));
-	if (to > from)
-		memory[s].next_range = to;
+												  Int64GetDatum((int64) m->next_range)));
 	index_close(index, NoLock);
 	table_close(heap, NoLock);
 	return done;
@@ -120,9 +143,9 @@ summarize_child(Oid nsp, int s, bool current)
 /*
  * awa_internal.summarize_ready_ranges() RETURNS bigint
  *
- * One run: the ranges of every ready child that filled since this backend's
- * previous run (the worker's step; by hand, a first call only reads the
- * sizes of the current slot's child). Returns the ranges summarized.
+ * One run: the ranges of every ready child that are done filling and that
+ * this backend has not summarized (the worker's step; the tests call it by
+ * hand). Returns the ranges summarized.
  */
 Datum
 awa_summarize_ready_ranges(PG_FUNCTION_ARGS)
