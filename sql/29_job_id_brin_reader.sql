@@ -42,12 +42,14 @@ SELECT * FROM pg_temp.job_id_indexes;
 
 -- the worker's runs of the summaries, by hand: in the current slot's child a run
 -- summarizes each range done filling, one after which a whole range has been started
--- (every page holds a row): all but the last full range and the partial one, into
--- which enqueues still go (and would then write a summary each); a run after nothing
--- filled summarizes nothing
+-- (every page holds a row) and none of whose pages was written since the previous run
+-- (a backend's first run only marks where the WAL stands): all but the last full
+-- range and the partial one, into which enqueues still go (and would then write a
+-- summary each); a run after nothing filled summarizes nothing
+SELECT awa_internal.summarize_ready_ranges() AS first_run;
 SELECT awa_internal.summarize_ready_ranges() = pg_relation_size(:'child') / 8192 / 16 - 1
        AS all_but_the_last_ranges;
-SELECT awa_internal.summarize_ready_ranges() AS second_run;
+SELECT awa_internal.summarize_ready_ranges() AS third_run;
 
 BEGIN;
 DROP INDEX awa.ready_entries_job_id_idx;

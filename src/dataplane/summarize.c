@@ -12,7 +12,8 @@
  * an update of the summary (about 2 KB for bloom) for nearly every row into
  * one that is. So a range is summarized only once it is done filling: in the
  * child of the current queue slot, once every page of it and of the range
- * after it holds a row (range_done); a sealed slot's child, whole. Each
+ * after it holds a row and none of its pages was written for a run
+ * (range_done); a sealed slot's child, whole. Each
  * child's first range not yet summarized is remembered by its relfilenode
  * (a prune's TRUNCATE gives a new one), so a run where nothing filled reads
  * sixteen sizes and a few pages, and writes nothing.
@@ -31,6 +32,7 @@
 
 #include "access/brin.h"
 #include "access/table.h"
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -55,11 +57,19 @@ typedef struct ChildMemory
 static ChildMemory memory[AWA_QUEUE_SLOTS];
 
 /*
- * Whether every page of heap in [from, to) holds a row. A page added by a
- * bulk extension and not reached yet is new, or empty.
+ * The WAL insert position at the start of this backend's last two runs
+ * ([0] the older): a page of the current child last written before marks[0]
+ * has been left alone for a whole run.
+ */
+static XLogRecPtr marks[2];
+
+/*
+ * Whether every page of heap in [from, to) holds a row (a page added by a
+ * bulk extension and not reached yet is new, or empty), and, with quiet_before
+ * valid, was last written before it.
  */
 static bool
-pages_started(Relation heap, BlockNumber from, BlockNumber to)
+pages_settled(Relation heap, BlockNumber from, BlockNumber to, XLogRecPtr quiet_before)
 {
 	BlockNumber b;
 
@@ -67,13 +77,14 @@ pages_started(Relation heap, BlockNumber from, BlockNumber to)
 	{
 		Buffer		buf = ReadBufferExtended(heap, MAIN_FORKNUM, b, RBM_NORMAL, NULL);
 		Page		page;
-		bool		started;
+		bool		settled;
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		started = !PageIsNew(page) && PageGetMaxOffsetNumber(page) > 0;
+		settled = !PageIsNew(page) && PageGetMaxOffsetNumber(page) > 0 &&
+			(XLogRecPtrIsInvalid(quiet_before) || PageGetLSN(page) < quiet_before);
 		UnlockReleaseBuffer(buf);
-		if (!started)
+		if (!settled)
 			return false;
 	}
 	return true;
@@ -82,10 +93,13 @@ pages_started(Relation heap, BlockNumber from, BlockNumber to)
 /*
  * Whether the range of heap at r is done filling: in a sealed slot's child,
  * always; in the current slot's, once every page of it and of the next range
- * holds a row. The inserters fill the pages the free-space map hands out
- * about in block order, each its own page, so a range is behind them once a
- * whole range after it has been started; sizes alone tell nothing (a bulk
- * extension adds up to hundreds of empty pages at once).
+ * holds a row and no page of it was written since before this backend's
+ * previous run. The inserters fill the pages the free-space map hands out
+ * about in block order, each backend its own page until it is full, so a
+ * range is behind them once a whole range after it has been started and
+ * none of them has written there for a run; sizes alone tell nothing (a
+ * bulk extension adds up to hundreds of empty pages at once), and a backend
+ * that fell behind the others may still be filling a page of it.
  */
 static bool
 range_done(Relation heap, BlockNumber r, BlockNumber per_range, BlockNumber blocks,
@@ -95,7 +109,9 @@ range_done(Relation heap, BlockNumber r, BlockNumber per_range, BlockNumber bloc
 		return false;
 	if (!current)
 		return true;
-	return r + 2 * per_range <= blocks && pages_started(heap, r, r + 2 * per_range);
+	return r + 2 * per_range <= blocks && !XLogRecPtrIsInvalid(marks[0]) &&
+		pages_settled(heap, r, r + per_range, marks[0]) &&
+		pages_settled(heap, r + per_range, r + 2 * per_range, InvalidXLogRecPtr);
 }
 
 /*
@@ -156,6 +172,8 @@ awa_summarize_ready_ranges(PG_FUNCTION_ARGS)
 	int64		done = 0;
 	int			s;
 
+	marks[0] = marks[1];
+	marks[1] = GetXLogInsertRecPtr();
 	if (!awa_ring_cursor_read(nsp, "queue", &current, &generation))
 		PG_RETURN_INT64(0);
 	for (s = 0; s < AWA_QUEUE_SLOTS; s++)
