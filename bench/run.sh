@@ -63,7 +63,8 @@
 #   to a minute, and the difference (what the extension adds per minute).
 #   Then, per window, the record kinds that wrote the most, from pg_waldump --stats=record,
 #   and the records naming pg_class by kind (rate windows) or the relations named by the
-#   most records (idle windows).
+#   most records (idle windows): the rate windows of round 1, or of every round with
+#   BENCH_COST_RECORDS=all.
 #   The cost cell runs last and leaves the server without the library.
 # BENCH_CELLS=limits (awa_bgw only; issue 34) measures what limits that do not bind cost
 # a claim: claim+complete draining a backlog (as in the main table's cell, unbatched and
@@ -651,7 +652,9 @@ for span in "${cost_spans[@]}"; do
     read -r name l0 l1 <<<"$span"
     case $name in
         idle*) n=1; what="the whole window";;
-        */r*) continue;;
+        */r*) [ "${BENCH_COST_RECORDS:-}" = all ] || continue
+              base=${name%/r*}; side=${base%@*}; rate_=${base#*@}
+              n=${jobs[$side$rate_${name##*/r}]}; what="per job, ${n} jobs";;
         *) side=${name%@*}; rate_=${name#*@}; n=${jobs[$side${rate_}1]}; what="per job, ${n} jobs";;
     esac
     [ "$n" -gt 0 ] || continue
@@ -668,6 +671,7 @@ for span in "${cost_spans[@]}"; do
             dump "$l0" "$l1" | relations | while read -r k rel; do
                 echo "$(relname "$rel") | $k | $(dump "$l0" "$l1" | { grep -F "rel $rel " || true; } | kinds)"
             done;;
+        */r*) ;;
         *) echo "$name, the records naming pg_class: ${pgclass_kinds[$name]:-none}";;
     esac
 done
