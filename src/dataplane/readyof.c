@@ -59,31 +59,12 @@ statement_read(AwaFreshRead *read)
 static void
 put_child_rows(ReturnSetInfo *rsinfo, Relation heap, int64 job_id, const AwaFreshRead *read)
 {
-	TupleDesc	out = rsinfo->setDesc;
-	AttrMap    *map = awa_build_attrmap_by_name(RelationGetDescr(heap), out);
-	Datum	   *values = palloc(out->natts * sizeof(Datum));
-	bool	   *nulls = palloc(out->natts * sizeof(bool));
-	AttrNumber	a_job = awa_column_number(heap, "job_id");
+	AttrMap    *map = awa_build_attrmap_by_name(RelationGetDescr(heap), rsinfo->setDesc);
 	ChildScan	cs;
 
 	awa_child_scan_job(&cs, heap, job_id, read);
 	while (awa_child_scan_next(&cs, ForwardScanDirection))
-	{
-		bool		isnull;
-		int			i;
-
-		if (awa_get_int64(cs.slot, a_job, &isnull) != job_id)
-			continue;
-		slot_getallattrs(cs.slot);
-		for (i = 0; i < out->natts; i++)
-		{
-			AttrNumber	from = map->attnums[i];
-
-			nulls[i] = from == 0 || cs.slot->tts_isnull[from - 1];
-			values[i] = nulls[i] ? (Datum) 0 : cs.slot->tts_values[from - 1];
-		}
-		tuplestore_putvalues(rsinfo->setResult, out, values, nulls);
-	}
+		awa_emit_row(rsinfo, cs.slot, map);
 	awa_child_scan_end(&cs);
 	free_attrmap(map);
 }
