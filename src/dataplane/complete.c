@@ -16,7 +16,7 @@
  * complete_batch does the same for up to 1000
  * attempts, their locks taken in key order, then their receipts found under
  * one snapshot taken after the last lock (one read of the claim cursor, one
- * scan per claim child rescanned per attempt: ReceiptFinder).
+ * scan per claim child keyed again per attempt: ReceiptFinder).
  * complete_and_claim completes so, then claims (wait.c's claim, without
  * wait): a consumer's loop in one transaction per job.
  *
@@ -65,24 +65,13 @@ static const char *const receipt_cols[AWA_RECEIPT_COLS] = {
 	"priority", "kind", "created_at", "args", "max_attempts", "lane_id", "lane_seq", "txid"
 };
 
-/* whether the index scan on (job_id, run_lease) finds the attempt */
-static bool
-probe(ChildScan *cs, int64 job_id, int64 run_lease)
-{
-	ScanKeyData keys[2];
-
-	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(job_id));
-	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(run_lease));
-	index_rescan(cs->scan, keys, 2, NULL, 0);
-	return awa_child_scan_next(cs, ForwardScanDirection);
-}
-
 /*
  * Finds the open receipts of many attempts under one snapshot: the claim
- * cursor is read once, and each claim child's scan on (job_id, run_lease), and
- * its closures' scan, is begun the first time a probe reaches that slot and
- * rescanned for the next attempt (complete_batch: 32 attempts read the cursor
- * once, not 32 times). Slots are counted from the current one backwards.
+ * cursor is read once, and each claim child's scan of an attempt, and its
+ * closures' scan, is begun the first time a probe reaches that slot and
+ * keyed again for the next attempt (complete_batch: 32 attempts read the
+ * cursor once, not 32 times). Slots are counted from the current one
+ * backwards.
  */
 typedef struct ReceiptFinder
 {
@@ -108,25 +97,33 @@ finder_begin(ReceiptFinder *f, Oid nsp, const AwaFreshRead *fresh)
 		awa_check_slots(f->claim_slot, f->claim_gen, AWA_CLAIM_SLOTS);
 }
 
-/* the scan of slot k back (family 0: lease_claims, 1: lease_claim_closures) */
-static ChildScan *
-finder_scan(ReceiptFinder *f, int family, int k)
+/*
+ * Whether the child of slot k back (family 0: lease_claims, 1:
+ * lease_claim_closures) holds the attempt (its row in the scan's slot): the
+ * child's scan (src/rel/scan.c awa_child_scan_attempt: the closures by their
+ * btree on (job_id, run_lease), the receipts by theirs or, in 0.10, by their
+ * BRIN index on job_id, newest page first) is begun on the first probe of
+ * the slot and keyed again for the next attempt.
+ */
+static bool
+probe(ReceiptFinder *f, int family, int k, int64 job_id, int64 run_lease)
 {
-	static const char *const cols[] = {"job_id", "run_lease"};
+	ChildScan  *cs = &f->scans[family][k];
 	int			i;
 
-	if (f->scans[family][k].heap == NULL)
+	if (cs->heap == NULL)
 	{
 		const char *table = family == 0 ? "lease_claims" : "lease_claim_closures";
 		Relation	heap = awa_open_table(f->nsp, table,
 										  awa_ring_slot(f->claim_slot, k, AWA_CLAIM_SLOTS));
 
-		awa_child_scan_begin_fresh(&f->scans[family][k], heap, awa_open_index(heap, 2, cols), 2,
-								   f->fresh);
+		awa_child_scan_attempt(cs, heap, job_id, run_lease, f->fresh);
 		for (i = 0; family == 0 && i < AWA_RECEIPT_COLS; i++)
 			f->atts[k][i] = awa_column_number(heap, receipt_cols[i]);
 	}
-	return &f->scans[family][k];
+	else
+		awa_child_scan_rekey(cs, job_id, run_lease);
+	return awa_child_scan_next(cs, ForwardScanDirection);
 }
 
 /*
@@ -141,11 +138,11 @@ finder_find(ReceiptFinder *f, int64 job_id, int64 run_lease, AwaReceipt *r)
 
 	for (k = 0; f->have_cursor && k <= Min(f->claim_gen, (int64) AWA_CLAIM_SLOTS - 1); k++)
 	{
-		ChildScan  *cs = finder_scan(f, 0, (int) k);
+		ChildScan  *cs = &f->scans[0][k];
 
-		if (!probe(cs, job_id, run_lease))
+		if (!probe(f, 0, (int) k, job_id, run_lease))
 			continue;
-		if (probe(finder_scan(f, 1, (int) k), job_id, run_lease))
+		if (probe(f, 1, (int) k, job_id, run_lease))
 			return false;
 		for (i = 0; i < AWA_RECEIPT_COLS; i++)
 		{

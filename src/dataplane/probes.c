@@ -298,51 +298,52 @@ read_attempts(ArrayType *jobs_a, ArrayType *leases_a, int *count)
 
 /*
  * The receipts in claim slot s of the attempts not found yet: each one found
- * is marked, and emitted unless its closure is in the slot too. Returns how
- * many were found.
+ * is marked, and emitted unless its closure is in the slot too. Each family's
+ * scan of an attempt (src/rel/scan.c awa_child_scan_attempt: the receipts by
+ * their btree on (job_id, run_lease) or, in 0.10, by their BRIN index on
+ * job_id; the closures by their btree) is begun on its first attempt and
+ * keyed again for the next. Returns how many were found.
  */
 static int
 probe_claim_slot(Oid nsp, int s, Attempt *att, int n, ReturnSetInfo *rsinfo)
 {
-	static const char *const cols[] = {"job_id", "run_lease"};
 	Relation	heap = awa_open_table(nsp, "lease_claims", s);
 	AttrMap    *map = awa_build_attrmap_by_name(RelationGetDescr(heap), rsinfo->setDesc);
 	ChildScan	cs,
 				xs;
-	bool		closures_open = false;
+	bool		receipts_begun = false;
+	bool		closures_begun = false;
 	int			found = 0;
 	int			i;
 
-	awa_child_scan_begin(&cs, heap, awa_open_index(heap, 2, cols), 2);
 	for (i = 0; i < n; i++)
 	{
-		ScanKeyData keys[2];
-
 		if (att[i].found)
 			continue;
-		ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ,
-					Int64GetDatum(att[i].job_id));
-		if (!awa_int_key(&keys[1], cs.index, 2, att[i].run_lease))
-			continue;
-		index_rescan(cs.scan, keys, 2, NULL, 0);
-		if (!index_getnext_slot(cs.scan, ForwardScanDirection, cs.slot))
+		if (receipts_begun)
+			awa_child_scan_rekey(&cs, att[i].job_id, att[i].run_lease);
+		else
+			awa_child_scan_attempt(&cs, heap, att[i].job_id, att[i].run_lease, NULL);
+		receipts_begun = true;
+		if (!awa_child_scan_next(&cs, ForwardScanDirection))
 			continue;
 		att[i].found = true;
 		found++;
-		if (!closures_open)
-		{
-			Relation	x = awa_open_table(nsp, "lease_claim_closures", s);
-
-			awa_child_scan_begin(&xs, x, awa_open_index(x, 2, cols), 2);
-			closures_open = true;
-		}
-		index_rescan(xs.scan, keys, 2, NULL, 0);
-		if (!index_getnext_slot(xs.scan, ForwardScanDirection, xs.slot))
+		if (closures_begun)
+			awa_child_scan_rekey(&xs, att[i].job_id, att[i].run_lease);
+		else
+			awa_child_scan_attempt(&xs, awa_open_table(nsp, "lease_claim_closures", s),
+								   att[i].job_id, att[i].run_lease, NULL);
+		closures_begun = true;
+		if (!awa_child_scan_next(&xs, ForwardScanDirection))
 			awa_emit_row(rsinfo, cs.slot, map);
 	}
-	if (closures_open)
+	if (closures_begun)
 		awa_child_scan_end(&xs);
-	awa_child_scan_end(&cs);
+	if (receipts_begun)
+		awa_child_scan_end(&cs);
+	else
+		table_close(heap, NoLock);
 	free_attrmap(map);
 	return found;
 }

@@ -3,8 +3,9 @@
  * scan.c
  *	  Reading one relation of the hot paths: a column's number by name, the
  *	  equality key on an integer column of either width, one index scan on one
- *	  ring child (ChildScan), the rows of one job on a child by its btree or,
- *	  lacking one, by its BRIN index, and the integers of the rows returned.
+ *	  ring child (ChildScan), the rows of one job or of one attempt on a child
+ *	  by its btree or, lacking one, by its BRIN index, and the integers of the
+ *	  rows returned.
  *
  * The scans are direct (index_beginscan under the active snapshot, no SPI,
  * no planning); the caller opens the heap and its index (src/rel/relcache.c)
@@ -13,11 +14,15 @@
  * the shared state holds now instead, at every isolation level, without a
  * predicate lock (docs/storage.md A.18).
  *
- * BRIN has no amgettuple, so the job lookup on a child whose job_id index is
- * BRIN (docs/proposals/job_id_lookup.md §4) builds the index's bitmap (whole
- * pages, of each range that may hold the job or is not summarized), then
- * reads each run of consecutive pages with a TID range scan under the same
- * snapshot, keeping the rows of the job that the fresh read's filter sees.
+ * BRIN has no amgettuple, so the lookup on a child whose job_id index is
+ * BRIN (docs/proposals/job_id_lookup.md §4: the ready entries; the receipts)
+ * builds the index's bitmap (whole pages, of each range that may hold the
+ * job or is not summarized), then reads each run of consecutive pages with a
+ * TID range scan under the same snapshot, keeping the rows of the job (of
+ * the attempt: its run_lease compared too) that the fresh read's filter
+ * sees. A job's rows are read in block order; an attempt's newest first (the
+ * last run first, each backward), since its receipt is nearly always in the
+ * last pages written and the callers stop at the first row.
  *
  * src/rel/scan.c
  *
@@ -105,6 +110,7 @@ awa_child_scan_begin(ChildScan *cs, Relation heap, Relation index, int nkeys)
 	cs->scan = awa_index_beginscan(heap, index, GetActiveSnapshot(), nkeys);
 	cs->slot = table_slot_create(heap, NULL);
 	cs->filter = NULL;
+	cs->none = false;
 	cs->bitmap = false;
 }
 
@@ -126,6 +132,7 @@ awa_child_scan_begin_fresh(ChildScan *cs, Relation heap, Relation index, int nke
 	cs->scan = awa_index_beginscan(heap, index, fresh->snapshot, nkeys);
 	cs->slot = table_slot_create(heap, NULL);
 	cs->filter = fresh->filter;
+	cs->none = false;
 	cs->bitmap = false;
 }
 
@@ -153,114 +160,186 @@ brin_job_key(ScanKey key, Relation index, int64 job_id)
 }
 
 /*
- * Begins the bitmap mode of cs: the pages of heap that index (BRIN on job_id)
- * says may hold job_id, read under the fresh read's snapshot (SnapshotAny at
- * SERIALIZABLE, so that neither the index scan nor the range scans take a
- * predicate lock) or the active one. The index scan ends once the bitmap is
- * built; the index stays open, as in index mode, until awa_child_scan_end.
+ * Begins the bitmap mode of cs on heap and index (BRIN on job_id), unkeyed
+ * (bitmap_key): the index's bitmap scan and the range scans are under the
+ * fresh read's snapshot (SnapshotAny at SERIALIZABLE, so that neither takes a
+ * predicate lock) or the active one. The bitmap scan is kept for the next
+ * key; it and the index stay open until awa_child_scan_end.
  */
 static void
-bitmap_begin(ChildScan *cs, Relation heap, Relation index, int64 job_id,
-			 const AwaFreshRead *fresh)
+bitmap_begin(ChildScan *cs, Relation heap, Relation index, const AwaFreshRead *fresh)
 {
-	IndexScanDesc scan;
-	ScanKeyData key;
-
 	cs->heap = heap;
 	cs->index = index;
-	cs->scan = NULL;
 	cs->slot = table_slot_create(heap, NULL);
 	cs->filter = fresh != NULL ? fresh->filter : NULL;
+	cs->none = false;
 	cs->bitmap = true;
+	cs->newest_first = false;
 	cs->snapshot = fresh != NULL ? fresh->snapshot : GetActiveSnapshot();
 	cs->job_att = awa_column_number(heap, "job_id");
-	cs->job_id = job_id;
-	brin_job_key(&key, index, job_id);
-	scan = awa_index_beginscan_bitmap(index, cs->snapshot, 1);
-	index_rescan(scan, &key, 1, NULL, 0);
-	cs->tbm = tbm_create(work_mem * 1024L, NULL);
-	(void) index_getbitmap(scan, cs->tbm);
-	index_endscan(scan);
-	cs->iter = awa_tbm_begin(cs->tbm);
+	cs->lease_att = InvalidAttrNumber;
+	cs->scan = awa_index_beginscan_bitmap(index, cs->snapshot, 1);
+	cs->runs = NULL;
+	cs->nruns = 0;
+	cs->runs_begun = 0;
 	cs->range = NULL;
-	cs->next_block = InvalidBlockNumber;
-	cs->pages_done = false;
+}
+
+/* Ends the run being read, if any, and forgets the bitmap's runs. */
+static void
+bitmap_reset(ChildScan *cs)
+{
+	if (cs->range != NULL)
+		table_endscan(cs->range);
+	cs->range = NULL;
+	if (cs->runs != NULL)
+		pfree(cs->runs);
+	cs->runs = NULL;
+	cs->nruns = 0;
+	cs->runs_begun = 0;
+}
+
+/* The runs of consecutive pages of tbm, into cs->runs in block order. */
+static void
+bitmap_runs(ChildScan *cs, TIDBitmap *tbm)
+{
+	AwaTbmIter *iter = awa_tbm_begin(tbm);
+	int			cap = 0;
+	BlockNumber b;
+
+	while (awa_tbm_next(iter, &b))
+	{
+		if (cs->nruns > 0 && cs->runs[cs->nruns - 1].last + 1 == b)
+		{
+			cs->runs[cs->nruns - 1].last = b;
+			continue;
+		}
+		if (cs->nruns == cap)
+		{
+			cap = cap == 0 ? 8 : cap * 2;
+			cs->runs = cs->runs == NULL ? palloc(cap * sizeof(AwaPageRun))
+				: repalloc(cs->runs, cap * sizeof(AwaPageRun));
+		}
+		cs->runs[cs->nruns].first = b;
+		cs->runs[cs->nruns].last = b;
+		cs->nruns++;
+	}
+	awa_tbm_end(iter);
 }
 
 /*
- * Begins the TID range scan of the bitmap's next run of consecutive pages;
- * false when none is left. The first page past the run is kept for the next.
+ * Keys the bitmap mode of cs on job_id: the pages the index says may hold it
+ * (whole pages, of each range that may, or is not summarized), as runs.
+ */
+static void
+bitmap_key(ChildScan *cs, int64 job_id)
+{
+	ScanKeyData key;
+	TIDBitmap  *tbm;
+
+	bitmap_reset(cs);
+	cs->job_id = job_id;
+	brin_job_key(&key, cs->index, job_id);
+	index_rescan(cs->scan, &key, 1, NULL, 0);
+	tbm = tbm_create(work_mem * 1024L, NULL);
+	(void) index_getbitmap(cs->scan, tbm);
+	bitmap_runs(cs, tbm);
+	tbm_free(tbm);
+}
+
+/*
+ * Begins the TID range scan of the bitmap's next run (the next in block
+ * order, or newest first the one before); false when none is left.
  */
 static bool
 bitmap_next_run(ChildScan *cs)
 {
 	ItemPointerData mintid;
 	ItemPointerData maxtid;
-	BlockNumber first = cs->next_block;
-	BlockNumber last;
-	BlockNumber b;
+	AwaPageRun *run;
 
-	if (first == InvalidBlockNumber)
-	{
-		if (cs->pages_done || !awa_tbm_next(cs->iter, &first))
-		{
-			cs->pages_done = true;
-			return false;
-		}
-	}
-	last = first;
-	cs->next_block = InvalidBlockNumber;
-	while (awa_tbm_next(cs->iter, &b))
-	{
-		if (b != last + 1)
-		{
-			cs->next_block = b;
-			break;
-		}
-		last = b;
-	}
-	cs->pages_done = cs->next_block == InvalidBlockNumber;
-	ItemPointerSet(&mintid, first, FirstOffsetNumber);
-	ItemPointerSet(&maxtid, last, MaxOffsetNumber);
+	if (cs->runs_begun == cs->nruns)
+		return false;
+	if (cs->newest_first)
+		run = &cs->runs[cs->nruns - 1 - cs->runs_begun];
+	else
+		run = &cs->runs[cs->runs_begun];
+	cs->runs_begun++;
+	ItemPointerSet(&mintid, run->first, FirstOffsetNumber);
+	ItemPointerSet(&maxtid, run->last, MaxOffsetNumber);
 	cs->range = table_beginscan_tidrange(cs->heap, cs->snapshot, &mintid, &maxtid);
 	return true;
 }
 
+/* The integer column att (int4 or int8) of the slot's row; 0 when NULL. */
+static int64
+int_col(TupleTableSlot *slot, AttrNumber att, bool *isnull)
+{
+	if (TupleDescAttr(slot->tts_tupleDescriptor, att - 1)->atttypid == INT8OID)
+		return awa_get_int64(slot, att, isnull);
+	return awa_get_int32(slot, att, isnull);
+}
+
 /*
- * The next row of the job (into cs->slot) in bitmap mode: the pages are
- * lossy, so each row's job_id is compared, then the fresh read's filter
- * applied (under SnapshotAny the range scans return every version).
+ * Whether the row in cs->slot is one the bitmap mode wants: the pages are
+ * lossy, so its job_id, and for an attempt its run_lease, are compared; then
+ * the fresh read's filter is applied (under SnapshotAny the range scans
+ * return every version).
+ */
+static bool
+bitmap_row_wanted(ChildScan *cs)
+{
+	bool		isnull;
+
+	if (awa_get_int64(cs->slot, cs->job_att, &isnull) != cs->job_id || isnull)
+		return false;
+	if (cs->lease_att != InvalidAttrNumber &&
+		(int_col(cs->slot, cs->lease_att, &isnull) != cs->run_lease || isnull))
+		return false;
+	return cs->filter == NULL ||
+		table_tuple_satisfies_snapshot(cs->heap, cs->slot, cs->filter);
+}
+
+/*
+ * The next row wanted (into cs->slot) in bitmap mode: the runs in block order
+ * and each forward, or newest first, the runs from the last and each backward.
  */
 static bool
 bitmap_next(ChildScan *cs)
 {
+	ScanDirection dir = cs->newest_first ? BackwardScanDirection : ForwardScanDirection;
+
 	for (;;)
 	{
-		bool		isnull;
-
 		if (cs->range == NULL && !bitmap_next_run(cs))
 			return false;
-		if (!table_scan_getnextslot_tidrange(cs->range, ForwardScanDirection, cs->slot))
+		if (!table_scan_getnextslot_tidrange(cs->range, dir, cs->slot))
 		{
 			table_endscan(cs->range);
 			cs->range = NULL;
 			continue;
 		}
-		if (awa_get_int64(cs->slot, cs->job_att, &isnull) == cs->job_id && !isnull &&
-			(cs->filter == NULL ||
-			 table_tuple_satisfies_snapshot(cs->heap, cs->slot, cs->filter)))
+		if (bitmap_row_wanted(cs))
 			return true;
 	}
 }
 
-/* Ends the bitmap mode's scans and frees its bitmap. */
-static void
-bitmap_end(ChildScan *cs)
+/*
+ * The BRIN index on (job_id) of heap, which has no btree for the lookup; an
+ * error when it has none either. what names the btree wanted.
+ */
+static Relation
+brin_job_index(Relation heap, const char *what)
 {
-	if (cs->range != NULL)
-		table_endscan(cs->range);
-	awa_tbm_end(cs->iter);
-	tbm_free(cs->tbm);
+	Relation	index = awa_open_brin_index(heap, "job_id");
+
+	if (index == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("relation \"%s\" has no btree index on (%s) nor BRIN index on (job_id)",
+						RelationGetRelationName(heap), what)));
+	return index;
 }
 
 /*
@@ -268,7 +347,8 @@ bitmap_end(ChildScan *cs)
  * the one lookup every family keyed by a job shares (the caller opened heap;
  * awa_child_scan_end closes it and the index). By heap's btree on
  * (job_id, ...) when it has one, else by its BRIN index on (job_id) in bitmap
- * mode (docs/proposals/job_id_lookup.md §4); rows come forward only.
+ * mode (docs/proposals/job_id_lookup.md §4), in block order; rows come
+ * forward only.
  */
 void
 awa_child_scan_job(ChildScan *cs, Relation heap, int64 job_id, const AwaFreshRead *fresh)
@@ -284,28 +364,78 @@ awa_child_scan_job(ChildScan *cs, Relation heap, int64 job_id, const AwaFreshRea
 		index_rescan(cs->scan, &key, 1, NULL, 0);
 		return;
 	}
-	index = awa_open_brin_index(heap, cols[0]);
-	if (index == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("relation \"%s\" has no btree index on (job_id, ...) nor BRIN index on (job_id)",
-						RelationGetRelationName(heap))));
-	bitmap_begin(cs, heap, index, job_id, fresh);
+	bitmap_begin(cs, heap, brin_job_index(heap, "job_id, ..."), fresh);
+	bitmap_key(cs, job_id);
+}
+
+/*
+ * Begins a fresh read (fresh NULL: the statement's) of heap's rows of the
+ * attempt (job_id, run_lease): a receipt or a closure, in a claim child. By
+ * heap's btree on (job_id, run_lease, ...) when it has one (the closures; the
+ * receipts of a catalog before the receipts' BRIN index), else by its BRIN
+ * index on (job_id) in bitmap mode, each row's job_id and run_lease compared,
+ * newest page first: the receipt of an attempt being closed is nearly always
+ * in the last pages written, and the callers stop at the first row. Keyed for
+ * the next attempt by awa_child_scan_rekey; rows are asked for forward.
+ */
+void
+awa_child_scan_attempt(ChildScan *cs, Relation heap, int64 job_id, int64 run_lease,
+					   const AwaFreshRead *fresh)
+{
+	static const char *const cols[] = {"job_id", "run_lease"};
+	Relation	index = awa_open_index_if(heap, 2, cols);
+
+	if (index != NULL)
+		awa_child_scan_begin_fresh(cs, heap, index, 2, fresh);
+	else
+	{
+		bitmap_begin(cs, heap, brin_job_index(heap, "job_id, run_lease, ..."), fresh);
+		cs->newest_first = true;
+		cs->lease_att = awa_column_number(heap, "run_lease");
+	}
+	awa_child_scan_rekey(cs, job_id, run_lease);
+}
+
+/*
+ * Keys a scan awa_child_scan_attempt began for another attempt, on the same
+ * heap and index: in index mode a rescan on the two keys (none when the
+ * lease does not fit an int run_lease, before 0.9), in bitmap mode the
+ * index's bitmap of job_id, built again.
+ */
+void
+awa_child_scan_rekey(ChildScan *cs, int64 job_id, int64 run_lease)
+{
+	ScanKeyData keys[2];
+
+	if (cs->bitmap)
+	{
+		Assert(cs->lease_att != InvalidAttrNumber);
+		cs->run_lease = run_lease;
+		bitmap_key(cs, job_id);
+		return;
+	}
+	cs->none = !awa_int_key(&keys[0], cs->index, 1, job_id) ||
+		!awa_int_key(&keys[1], cs->index, 2, run_lease);
+	if (!cs->none)
+		index_rescan(cs->scan, keys, 2, NULL, 0);
 }
 
 /*
  * The scan's next row (into cs->slot) in direction dir, skipping what the
  * filter of a fresh read does not see: under SnapshotAny the index returns
  * every version of a row (each member of a HOT chain in turn), and the one
- * the snapshot of now sees is kept. In bitmap mode, forward only.
+ * the snapshot of now sees is kept. In bitmap mode dir is forward, the order
+ * the scan's own (a job's rows in block order, an attempt's newest first).
  */
 bool
 awa_child_scan_next(ChildScan *cs, ScanDirection dir)
 {
+	if (cs->none)
+		return false;
 	if (cs->bitmap)
 	{
 		if (!ScanDirectionIsForward(dir))
-			elog(ERROR, "awa_bgw: a job's rows by its BRIN index are read forward only");
+			elog(ERROR, "awa_bgw: rows by a BRIN index are asked for forward only");
 		return bitmap_next(cs);
 	}
 	while (index_getnext_slot(cs->scan, dir, cs->slot))
@@ -375,9 +505,8 @@ void
 awa_child_scan_end(ChildScan *cs)
 {
 	if (cs->bitmap)
-		bitmap_end(cs);
-	else
-		index_endscan(cs->scan);
+		bitmap_reset(cs);
+	index_endscan(cs->scan);
 	ExecDropSingleTupleTableSlot(cs->slot);
 	index_close(cs->index, NoLock);
 	table_close(cs->heap, NoLock);

@@ -2,8 +2,8 @@
  *
  * scan.h
  *	  Reading one relation of the hot paths (scan.c): a column by name, one
- *	  index scan on one ring child (or the rows of a job by its BRIN index),
- *	  the integers of its rows.
+ *	  index scan on one ring child (or the rows of a job, or of an attempt, by
+ *	  its BRIN index), the integers of its rows.
  *
  * src/rel/scan.h
  *
@@ -15,6 +15,7 @@
 #include "access/genam.h"
 #include "access/relscan.h"
 #include "executor/tuptable.h"
+#include "storage/block.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
@@ -36,28 +37,43 @@ typedef struct AwaFreshRead
 	Snapshot	registered;		/* the snapshot of now, registered */
 } AwaFreshRead;
 
+/* a run of consecutive pages of a bitmap, first to last */
+typedef struct AwaPageRun
+{
+	BlockNumber first;
+	BlockNumber last;
+} AwaPageRun;
+
 /*
  * One scan on one ring child: an index scan of a btree, or, for the rows of a
- * job on a child whose job_id index is BRIN (awa_child_scan_job), the pages
- * of the index's bitmap read run by run with TID range scans (bitmap set).
+ * job or of an attempt on a child that has no btree for them but a BRIN index
+ * on (job_id) (awa_child_scan_job, awa_child_scan_attempt), the pages of the
+ * index's bitmap read run by run with TID range scans (bitmap set): a job's
+ * in block order, an attempt's newest first (the last run first, each read
+ * backward). A scan of an attempt is keyed for the next by
+ * awa_child_scan_rekey, in either mode.
  */
 typedef struct ChildScan
 {
 	Relation	heap;
 	Relation	index;
-	IndexScanDesc scan;			/* the index scan; NULL in bitmap mode */
+	IndexScanDesc scan;			/* the index scan; in bitmap mode the index's
+								 * bitmap scan */
 	TupleTableSlot *slot;
 	Snapshot	filter;			/* NULL, or what a row must satisfy */
+	bool		none;			/* the key names no row: nothing is read */
 	/* bitmap mode only */
 	bool		bitmap;
+	bool		newest_first;	/* the runs from the last, each read backward */
 	Snapshot	snapshot;		/* the range scans' */
 	AttrNumber	job_att;		/* the heap's job_id */
 	int64		job_id;			/* the rows wanted (the pages are lossy) */
-	TIDBitmap  *tbm;
-	AwaTbmIter *iter;			/* its pages, in block order */
+	AttrNumber	lease_att;		/* the heap's run_lease; Invalid: any lease */
+	int64		run_lease;
+	AwaPageRun *runs;			/* the bitmap's runs, in block order */
+	int			nruns;
+	int			runs_begun;		/* how many of them were begun */
 	TableScanDesc range;		/* the run being read, or NULL */
-	BlockNumber next_block;		/* the next run's first block, or Invalid */
-	bool		pages_done;		/* iter has no page left */
 } ChildScan;
 
 extern AttrNumber awa_column_number(Relation rel, const char *name);
@@ -68,6 +84,9 @@ extern void awa_child_scan_begin_fresh(ChildScan *cs, Relation heap, Relation in
 									   int nkeys, const AwaFreshRead *fresh);
 extern void awa_child_scan_job(ChildScan *cs, Relation heap, int64 job_id,
 							   const AwaFreshRead *fresh);
+extern void awa_child_scan_attempt(ChildScan *cs, Relation heap, int64 job_id,
+								   int64 run_lease, const AwaFreshRead *fresh);
+extern void awa_child_scan_rekey(ChildScan *cs, int64 job_id, int64 run_lease);
 extern bool awa_child_scan_next(ChildScan *cs, ScanDirection dir);
 extern void awa_child_scan_end(ChildScan *cs);
 extern void awa_fresh_read_begin(AwaFreshRead *fresh);
