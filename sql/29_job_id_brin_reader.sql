@@ -3,7 +3,7 @@
 -- awa_child_scan_job) find a child's rows of a job through the index's bitmap when the
 -- child has no btree on (job_id, ...), reading the pages of each range that may hold
 -- the job and of each range not summarized; the worker summarizes the ranges that
--- filled (awa_internal.summarize_ready_ranges, src/dataplane/summarize.c). The index is
+-- filled (awa_internal.summarize_job_id_ranges, src/dataplane/summarize.c). The index is
 -- built again, or swapped, in transactions that are rolled back, so that the catalog
 -- stays as installed; the jobs they claim are enqueued before (a claim takes only
 -- committed entries).
@@ -46,10 +46,10 @@ SELECT * FROM pg_temp.job_id_indexes;
 -- (a backend's first run only marks where the WAL stands): all but the last full
 -- range and the partial one, into which enqueues still go (and would then write a
 -- summary each); a run after nothing filled summarizes nothing
-SELECT awa_internal.summarize_ready_ranges() AS first_run;
-SELECT awa_internal.summarize_ready_ranges() = pg_relation_size(:'child') / 8192 / 16 - 1
+SELECT awa_internal.summarize_job_id_ranges() AS first_run;
+SELECT awa_internal.summarize_job_id_ranges() = pg_relation_size(:'child') / 8192 / 16 - 1
        AS all_but_the_last_ranges;
-SELECT awa_internal.summarize_ready_ranges() AS third_run;
+SELECT awa_internal.summarize_job_id_ranges() AS third_run;
 
 BEGIN;
 DROP INDEX awa.ready_entries_job_id_idx;
@@ -147,13 +147,13 @@ ROLLBACK;
 -- which its late enqueues may still reach), and the new current child waits for its
 -- ranges to fill
 SELECT outcome FROM awa.rotate('awa', 'queue');
-SELECT awa_internal.summarize_ready_ranges() AS sealed_rest;
+SELECT awa_internal.summarize_job_id_ranges() AS sealed_rest;
 SELECT awa.enqueue('brin', 'k', '{"late": true}') IS NOT NULL AS enqueued;
-SELECT awa_internal.summarize_ready_ranges() AS nothing_full;
+SELECT awa_internal.summarize_job_id_ranges() AS nothing_full;
 
 -- building a BRIN index summarizes its last range, on an empty child its first; a
 -- prune's TRUNCATE builds the child's index again. Install and prune leave that range
--- unsummarized (awa_internal.ready_child_open_tail), so that enqueues into it write no
+-- unsummarized (awa_internal.brin_open_tail), so that enqueues into it write no
 -- summary until the worker summarizes it full (read here with pageinspect: the
 -- revmap's first entry, a summary's TID, or invalid: offset 0)
 DROP VIEW pg_temp.job_id_indexes;
@@ -199,3 +199,10 @@ SELECT pg_temp.wrap() ~ 'p' AS pruned;
 SELECT relfilenode <> :node2 AS truncated,
        pg_temp.first_range_summarized(:'child2') AS summarized
   FROM pg_class WHERE oid = :'child2'::regclass;
+-- no insert-driven autovacuum on the children of the families with a BRIN index on
+-- job_id: a VACUUM summarizes the ranges still being filled (tables/job_id_brin.sql)
+SELECT p.relname AS family, count(*) AS children,
+       count(*) FILTER (WHERE c.reloptions @> '{autovacuum_vacuum_insert_threshold=-1}') AS no_insert_vacuum
+  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+ WHERE i.inhparent IN ('awa.ready_entries'::regclass, 'awa.lease_claims'::regclass)
+ GROUP BY p.relname ORDER BY 1;

@@ -702,11 +702,13 @@ BEGIN
     IF v_truncate IS NOT NULL THEN
         EXECUTE 'TRUNCATE ' || v_truncate;
     END IF;
-    -- the ready child's BRIN index on job_id, built again empty by the TRUNCATE, leaves
-    -- its first range unsummarized, so that enqueues into it write no summary (0.10,
-    -- tables/job_id_brin.sql); nothing when the child kept no storage
-    IF p_ring = 'queue' AND v_truncate IS NOT NULL THEN
-        PERFORM awa_internal.ready_child_open_tail(awa_internal.ring_child('ready_entries', p_slot));
+    -- a BRIN index on job_id (the ready child's, the receipts'), built again empty by
+    -- the TRUNCATE, leaves its first range unsummarized, so that inserts into it write
+    -- no summary (0.10, tables/job_id_brin.sql, tables/receipt_brin.sql); nothing for a
+    -- child without one
+    IF v_truncate IS NOT NULL THEN
+        PERFORM awa_internal.brin_open_tail(c)
+          FROM unnest(awa_internal.ring_families(p_ring)) f, awa_internal.ring_child(f, p_slot) c;
     END IF;
     -- TRUNCATE is not MVCC-safe: a pg_dump whose snapshot predates this commit would
     -- read the child empty and miss the rows carried forward or folded (docs/storage.md

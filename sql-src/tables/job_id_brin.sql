@@ -9,7 +9,7 @@
 -- rare: awa.job, awa.cancel, the candidates of a unique key and their purge (the one
 -- hot reader, the fail path, finds the entry by its receipt's claim-order key). A BRIN
 -- index writes nothing for a row that goes into a block range not yet summarized; the
--- worker summarizes a range once it is full (awa_internal.summarize_ready_ranges,
+-- worker summarizes a range once it is full (awa_internal.summarize_job_id_ranges,
 -- src/dataplane/summarize.c), so a lookup reads the ranges its id may be in and a short
 -- tail. Bloom rather than minmax: a retry or a promoted job enters the ring with an old
 -- id, which would stretch a minmax range over every id since. autosummarize is off: it
@@ -37,13 +37,14 @@ CREATE INDEX ON awa.ready_entries
     WITH (pages_per_range = 16, autosummarize = off);
 
 -- Building a BRIN index summarizes every range, the last, partial one too, and on an
--- empty child its first: every enqueue into that range would then write an update of
+-- empty child its first: every insert into that range would then write an update of
 -- its summary (about 2 KB for bloom) until the range fills. So the range holding the
--- child's last block is made unsummarized again after each build: here, and after
--- each TRUNCATE of a ready child (its index is built again, empty; prune,
--- maintenance/rotate_prune.sql). A range not summarized costs a lookup its pages
--- (16) and an insert nothing; the worker summarizes it once full.
-CREATE OR REPLACE FUNCTION awa_internal.ready_child_open_tail(p_child regclass)
+-- child's last block is made unsummarized again after each build: here (and for the
+-- receipts, tables/receipt_brin.sql), and after each TRUNCATE of a ring child (its
+-- indexes are built again, empty; prune, maintenance/rotate_prune.sql). A range not
+-- summarized costs a lookup its pages and an insert nothing; the worker summarizes it
+-- once it is done filling. Nothing for a child without a BRIN index.
+CREATE OR REPLACE FUNCTION awa_internal.brin_open_tail(p_child regclass)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -62,14 +63,40 @@ BEGIN
     END LOOP;
 END
 $$;
-SELECT awa_internal.ready_child_open_tail(i.inhrelid::regclass)
+SELECT awa_internal.brin_open_tail(i.inhrelid::regclass)
   FROM pg_catalog.pg_inherits i WHERE i.inhparent = 'awa.ready_entries'::regclass;
 
--- One run of the summaries, a step of the worker every second (src/worker/worker.c):
--- in each ready child, the ranges that filled since this backend's previous run (the
--- current slot's child: those wholly below its size at that run; a sealed slot's, the
--- rest of it); each child skipped while its lock or its index's is held by another.
--- The number of ranges summarized.
-CREATE OR REPLACE FUNCTION awa_internal.summarize_ready_ranges() RETURNS bigint
+-- A VACUUM summarizes every full-length range of a BRIN index, ranges still being filled
+-- too (a bulk extension puts empty pages ahead of the inserters), and every insert into
+-- them then writes a summary update: autovacuum's insert-driven runs on a busy child did
+-- so at every visit (433 updates in a minute at 200 jobs/s, autovacuum_naptime 5 s,
+-- against 20 with them off). A ring child is insert-only and emptied by TRUNCATE, so
+-- those runs freeze and mark visible rows that go anyway: they are turned off for the
+-- children of each family with a BRIN index. Autovacuum still runs for dead rows
+-- (aborted inserts) and against wraparound.
+CREATE OR REPLACE FUNCTION awa_internal.no_insert_vacuum(p_family regclass)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_child regclass;
+BEGIN
+    FOR v_child IN SELECT i.inhrelid::regclass FROM pg_inherits i WHERE i.inhparent = p_family
+    LOOP
+        EXECUTE format('ALTER TABLE %s SET (autovacuum_vacuum_insert_threshold = -1)', v_child);
+    END LOOP;
+END
+$$;
+SELECT awa_internal.no_insert_vacuum('awa.ready_entries');
+
+-- One run of the summaries, a step of the worker every second (src/worker/worker.c,
+-- src/dataplane/summarize.c): in each child of the families whose job_id index is BRIN
+-- (ready entries; receipts, tables/receipt_brin.sql), the ranges that are done filling
+-- and not yet summarized by this backend (the current slot's child: a range once every
+-- page of it and of the next holds a row and none of its pages was written for a run;
+-- a sealed slot's, the rest of it); each child skipped while its lock or its index's is
+-- held by another. The number of ranges summarized.
+CREATE OR REPLACE FUNCTION awa_internal.summarize_job_id_ranges() RETURNS bigint
 LANGUAGE C VOLATILE
-AS 'MODULE_PATHNAME', 'awa_summarize_ready_ranges';
+AS 'MODULE_PATHNAME', 'awa_summarize_job_id_ranges';

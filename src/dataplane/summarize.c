@@ -1,22 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * summarize.c
- *	  The summaries of the ready children's BRIN index on job_id (0.10,
- *	  tables/job_id_brin.sql, docs/proposals/job_id_lookup.md §2-§3):
- *	  awa_internal.summarize_ready_ranges(), a step of the worker, summarizes
- *	  the block ranges that filled since its last run, so that a lookup by job
- *	  id (rel/scan.c) reads the ranges its id may be in and a short
+ *	  The summaries of the BRIN indexes on job_id of the ready children
+ *	  (0.10, tables/job_id_brin.sql, docs/storage.md A.21) and of the
+ *	  receipts' children (tables/receipt_brin.sql, A.22):
+ *	  awa_internal.summarize_job_id_ranges(), a step of the worker,
+ *	  summarizes the block ranges that are done filling, so that a lookup by
+ *	  job id (rel/scan.c) reads the ranges its id may be in and a short
  *	  unsummarized tail, not a whole child.
  *
  * BRIN writes nothing when a row goes into a range not yet summarized, and
- * an update of the summary (about 2 KB for bloom) for nearly every row into
+ * an update of the summary (about 1-2 KB for bloom) for nearly every row into
  * one that is. So a range is summarized only once it is done filling: in the
- * child of the current queue slot, once every page of it and of the range
+ * child of its ring's current slot, once every page of it and of the range
  * after it holds a row and none of its pages was written for a run
- * (range_done); a sealed slot's child, whole. Each
- * child's first range not yet summarized is remembered by its relfilenode
- * (a prune's TRUNCATE gives a new one), so a run where nothing filled reads
- * sixteen sizes and a few pages, and writes nothing.
+ * (range_done); a sealed slot's child, whole (rows go only into the current
+ * slot's child of both families). Each child's first range not yet
+ * summarized is remembered by its relfilenode (a prune's TRUNCATE gives a
+ * new one), so a run where nothing filled reads a size per child and a few
+ * pages, and writes nothing.
  *
  * Locks: brin_summarize_range takes SHARE UPDATE EXCLUSIVE on the child and
  * its index, waiting. It is called only once both are held, taken
@@ -44,9 +46,9 @@
 #include "src/rel/relcache.h"
 #include "src/rel/scan.h"
 
-PG_FUNCTION_INFO_V1(awa_summarize_ready_ranges);
+PG_FUNCTION_INFO_V1(awa_summarize_job_id_ranges);
 
-/* what a backend remembers of each ready child between runs */
+/* what a backend remembers of each child between runs */
 typedef struct ChildMemory
 {
 	Oid			filenode;		/* the child's storage when remembered */
@@ -54,7 +56,23 @@ typedef struct ChildMemory
 								 * summarized by this backend */
 } ChildMemory;
 
-static ChildMemory memory[AWA_QUEUE_SLOTS];
+/* the families whose children have a BRIN index on job_id, and their rings */
+typedef struct BrinFamily
+{
+	const char *table;
+	const char *ring;
+	int			slots;
+} BrinFamily;
+
+static const BrinFamily families[] = {
+	{"ready_entries", "queue", AWA_QUEUE_SLOTS},
+	{"lease_claims", "claim", AWA_CLAIM_SLOTS},
+};
+
+#define NFAMILIES lengthof(families)
+#define MAX_SLOTS Max(AWA_QUEUE_SLOTS, AWA_CLAIM_SLOTS)
+
+static ChildMemory memory[NFAMILIES][MAX_SLOTS];
 
 /*
  * The WAL insert position at the start of this backend's last two runs
@@ -92,7 +110,7 @@ pages_settled(Relation heap, BlockNumber from, BlockNumber to, XLogRecPtr quiet_
 
 /*
  * Whether the range of heap at r is done filling: in a sealed slot's child,
- * always; in the current slot's, once every page of it and of the next range
+ * always; in its ring's current slot's, once every page of it and of the next range
  * holds a row and no page of it was written since before this backend's
  * previous run. The inserters fill the pages the free-space map hands out
  * about in block order, each backend its own page until it is full, so a
@@ -115,17 +133,17 @@ range_done(Relation heap, BlockNumber r, BlockNumber per_range, BlockNumber bloc
 }
 
 /*
- * Summarizes the ranges of ready child s that are done filling and not yet
- * summarized, if its BRIN index on job_id and both locks can be had now;
- * the ranges summarized.
+ * Summarizes the ranges of family f's child s that are done filling and not
+ * yet summarized, if it has a BRIN index on job_id and both locks can be had
+ * now; the ranges summarized.
  */
 static int64
-summarize_child(Oid nsp, int s, bool current)
+summarize_child(Oid nsp, int f, int s, bool current)
 {
 	static const char *const cols[] = {"job_id"};
-	Relation	heap = awa_open_table(nsp, "ready_entries", s);
+	Relation	heap = awa_open_table(nsp, families[f].table, s);
 	Relation	index = awa_open_brin_index(heap, cols[0]);
-	ChildMemory *m = &memory[s];
+	ChildMemory *m = &memory[f][s];
 	BlockNumber per_range;
 	BlockNumber blocks;
 	int64		done = 0;
@@ -157,26 +175,31 @@ summarize_child(Oid nsp, int s, bool current)
 }
 
 /*
- * awa_internal.summarize_ready_ranges() RETURNS bigint
+ * awa_internal.summarize_job_id_ranges() RETURNS bigint
  *
- * One run: the ranges of every ready child that are done filling and that
- * this backend has not summarized (the worker's step; the tests call it by
- * hand). Returns the ranges summarized.
+ * One run: the ranges of every child with a BRIN index on job_id that are
+ * done filling and that this backend has not summarized (the worker's step;
+ * the tests call it by hand). Returns the ranges summarized.
  */
 Datum
-awa_summarize_ready_ranges(PG_FUNCTION_ARGS)
+awa_summarize_job_id_ranges(PG_FUNCTION_ARGS)
 {
 	Oid			nsp = awa_namespace();
-	int32		current;
-	int64		generation;
 	int64		done = 0;
-	int			s;
+	int			f;
 
 	marks[0] = marks[1];
 	marks[1] = GetXLogInsertRecPtr();
-	if (!awa_ring_cursor_read(nsp, "queue", &current, &generation))
-		PG_RETURN_INT64(0);
-	for (s = 0; s < AWA_QUEUE_SLOTS; s++)
-		done += summarize_child(nsp, s, s == current);
+	for (f = 0; f < (int) NFAMILIES; f++)
+	{
+		int32		current;
+		int64		generation;
+		int			s;
+
+		if (!awa_ring_cursor_read(nsp, families[f].ring, &current, &generation))
+			continue;
+		for (s = 0; s < families[f].slots; s++)
+			done += summarize_child(nsp, f, s, s == current);
+	}
 	PG_RETURN_INT64(done);
 }

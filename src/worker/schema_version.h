@@ -45,9 +45,10 @@ typedef enum AwaSchemaFeature
 									 * awa_internal.runtime_heartbeat */
 	AWA_FEATURE_RINGS_BY_NEED,	/* awa_internal.rotate_when_due: a ring that
 								 * turns by need (awa_bgw.rotate_fill) */
-	AWA_FEATURE_JOB_ID_BRIN,	/* ready entries found by job id through a
-								 * BRIN index the worker summarizes:
-								 * awa_internal.summarize_ready_ranges */
+	AWA_FEATURE_JOB_ID_BRIN,	/* ready entries and receipts found by job
+								 * id through a BRIN index the worker
+								 * summarizes:
+								 * awa_internal.summarize_job_id_ranges */
 	AWA_NFEATURES
 } AwaSchemaFeature;
 

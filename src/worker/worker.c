@@ -220,9 +220,12 @@ static const WorkerStep steps[] = {
 	 .interval_ms = &awa_bgw_rescue_interval, .flags = STEP_IDLES,
 	 .runs = AWA_C_RESCUE_RUNS, .rows = AWA_C_JOBS_RESCUED, .rows_column = "rescued",
 	 .busy_column = "rescued", .stood_down = AWA_NCOUNTERS, .handler = count_only},
-	/* the ready children's job-id summaries: the block ranges that filled (0.10) */
-	{.label = "summary of the ready entries' job ids",
-	 .sql = "SELECT " AWA_INTERNAL_FN("summarize_ready_ranges") "() AS summarized",
+	/*
+	 * the job-id summaries of the ready and receipt children: the block
+	 * ranges that are done filling (0.10)
+	 */
+	{.label = "summary of the job ids",
+	 .sql = "SELECT " AWA_INTERNAL_FN("summarize_job_id_ranges") "() AS summarized",
 	 .columns = {{"summarized", AWA_COL_INT8}},
 	 .every_ms = SUMMARIZE_MS, .flags = STEP_IDLES, .needs = AWA_FEATURE_JOB_ID_BRIN,
 	 NO_COUNTERS, .busy_column = "summarized", .handler = count_only},
