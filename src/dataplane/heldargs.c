@@ -28,6 +28,7 @@
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
 
+#include "src/dataplane/claimkey.h"
 #include "src/dataplane/heldargs.h"
 #include "src/dataplane/probes.h"
 #include "src/rel/relcache.h"
@@ -82,15 +83,13 @@ static Datum
 args_by_entry(Oid nsp, int slot, const AwaEntryKey *key, int64 job_id, int32 attempt,
 			  const AwaFreshRead *fresh)
 {
-	static const char *const cols[] = {"lane_id", "txid", "lane_seq"};
 	Relation	heap = awa_open_table(nsp, "ready_entries", slot);
 	ChildScan	cs;
 	ScanKeyData keys[3];
+	bool		low;
 
-	awa_child_scan_begin_fresh(&cs, heap, awa_open_index(heap, 3, cols), 3, fresh);
-	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(key->lane_id));
-	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_XID8EQ, key->txid);
-	ScanKeyInit(&keys[2], 3, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(key->lane_seq));
+	awa_child_scan_begin_fresh(&cs, heap, awa_open_claim_order_index(heap, &low), 3, fresh);
+	awa_claim_order_probe_keys(keys, low, key->lane_id, key->txid, key->lane_seq);
 	index_rescan(cs.scan, keys, 3, NULL, 0);
 	return args_of_scan(&cs, job_id, attempt);
 }

@@ -20,11 +20,13 @@
  * new one), so a run where nothing filled reads a size per child and a few
  * pages, and writes nothing.
  *
- * Locks: brin_summarize_range takes SHARE UPDATE EXCLUSIVE on the child and
- * its index, waiting. It is called only once both are held, taken
- * conditionally here: a child that autovacuum, a prune or a rebase holds is
- * skipped until the next run. So the step waits for no lock (no edge in
- * docs/storage.md A.9's order), and a prune waits for one summarize at most.
+ * Locks: every lock is tried, never waited for: the ring's ledger (its
+ * cursor) and the child ACCESS SHARE, then, since brin_summarize_range takes
+ * SHARE UPDATE EXCLUSIVE on the child and its index waiting, both of those
+ * before it is called. A ring whose ledger, or a child that autovacuum, a
+ * prune, a rebase or an outsider holds is skipped until the next run. So the
+ * step waits for no lock (no edge in docs/storage.md A.9's order; t/001 locks
+ * a ledger), and a prune waits for one summarize at most.
  *
  * src/dataplane/summarize.c
  *
@@ -133,6 +135,18 @@ range_done(Relation heap, BlockNumber r, BlockNumber per_range, BlockNumber bloc
 }
 
 /*
+ * Whether relation name of schema nsp is held ACCESS SHARE now, taken
+ * without waiting (to the end of the transaction, as an open would).
+ */
+static bool
+try_share(Oid nsp, const char *name)
+{
+	Oid			relid = awa_relid(nsp, name);
+
+	return OidIsValid(relid) && ConditionalLockRelationOid(relid, AccessShareLock);
+}
+
+/*
  * Summarizes the ranges of family f's child s that are done filling and not
  * yet summarized, if it has a BRIN index on job_id and both locks can be had
  * now; the ranges summarized.
@@ -141,13 +155,19 @@ static int64
 summarize_child(Oid nsp, int f, int s, bool current)
 {
 	static const char *const cols[] = {"job_id"};
-	Relation	heap = awa_open_table(nsp, families[f].table, s);
-	Relation	index = awa_open_brin_index(heap, cols[0]);
+	Relation	heap;
+	Relation	index;
 	ChildMemory *m = &memory[f][s];
 	BlockNumber per_range;
 	BlockNumber blocks;
 	int64		done = 0;
+	char		name[NAMEDATALEN];
 
+	snprintf(name, sizeof(name), "%s_%d", families[f].table, s);
+	if (!try_share(nsp, name))
+		return 0;
+	heap = awa_open_table(nsp, families[f].table, s);
+	index = awa_open_brin_index(heap, cols[0]);
 	if (index == NULL ||
 		!ConditionalLockRelationOid(RelationGetRelid(heap), ShareUpdateExclusiveLock) ||
 		!ConditionalLockRelationOid(RelationGetRelid(index), ShareUpdateExclusiveLock))
@@ -195,8 +215,11 @@ awa_summarize_job_id_ranges(PG_FUNCTION_ARGS)
 		int32		current;
 		int64		generation;
 		int			s;
+		char		ledger[NAMEDATALEN];
 
-		if (!awa_ring_cursor_read(nsp, families[f].ring, &current, &generation))
+		snprintf(ledger, sizeof(ledger), "%s_ring_rotations", families[f].ring);
+		if (!try_share(nsp, ledger) ||
+			!awa_ring_cursor_read(nsp, families[f].ring, &current, &generation))
 			continue;
 		for (s = 0; s < families[f].slots; s++)
 			done += summarize_child(nsp, f, s, s == current);

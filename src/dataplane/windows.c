@@ -58,6 +58,7 @@
 #include "utils/xid8.h"
 
 #include "src/compat.h"
+#include "src/dataplane/claimkey.h"
 #include "src/dataplane/lanemarks.h"
 #include "src/dataplane/probes.h"
 #include "src/dataplane/windows.h"
@@ -123,6 +124,7 @@ typedef struct WinScan
 	AttrNumber	a_txid;
 	AttrNumber	a_seq;
 	AttrNumber	a_lease;
+	bool		low;			/* its claim-order index is on xid_lo(txid) */
 	int			found_here;
 	/* once want entries are kept: the largest kept key; a child stops past it */
 	bool		bounded;
@@ -338,27 +340,23 @@ past_bound(WinScan *w, uint64 txid, int64 seq)
 }
 
 /*
- * Reads the lane's entries with from <= txid < to (and, when seq_after >= 0
- * and the span is one xid, lane_seq > seq_after) that are visible in hi and
- * not tombstoned, in index order, until the child has given w->want. (Always
- * four keys: a rescan takes as many as the scan was begun with.)
+ * Reads the lane's entries of one span of xids (claimkey.c; and, when the
+ * span is one xid and seq_after >= 0, lane_seq > seq_after) that are visible
+ * in hi and not tombstoned, in index order, until the child has given
+ * w->want. The index may return rows of other epochs: each row's txid is
+ * tested against the span first. A span that is not ordered (whole epochs
+ * read in one pass, claimkey.c) is read to its end: its rows are sorted with
+ * the others by keep_best. (Always four keys: a rescan takes as many as the
+ * scan was begun with.)
  */
 static void
-scan_span(WinScan *w, const Snap *hi, uint64 from, uint64 to, int64 seq_after)
+scan_one_span(WinScan *w, const Snap *hi, const AwaXidSpan *span, int64 seq_after)
 {
 	ScanKeyData keys[4];
 
-	if (from >= to || w->found_here >= w->want || past_bound(w, from, -1))
-		return;
-	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(w->lane_id));
-	ScanKeyInit(&keys[1], 2, BTGreaterEqualStrategyNumber, F_XID8GE,
-				FullTransactionIdGetDatum(FullTransactionIdFromU64(from)));
-	ScanKeyInit(&keys[2], 2, BTLessStrategyNumber, F_XID8LT,
-				FullTransactionIdGetDatum(FullTransactionIdFromU64(to)));
-	ScanKeyInit(&keys[3], 3, BTGreaterStrategyNumber, F_INT8GT,
-				Int64GetDatum(seq_after >= 0 && to == from + 1 ? seq_after : PG_INT64_MIN));
+	awa_claim_order_span_keys(keys, w->low, w->lane_id, span, seq_after);
 	index_rescan(w->rs.scan, keys, 4, NULL, 0);
-	while (w->found_here < w->want &&
+	while ((w->found_here < w->want || !span->ordered) &&
 		   index_getnext_slot(w->rs.scan, ForwardScanDirection, w->rs.slot))
 	{
 		bool		isnull;
@@ -366,14 +364,34 @@ scan_span(WinScan *w, const Snap *hi, uint64 from, uint64 to, int64 seq_after)
 																  &isnull)));
 		int64		seq = awa_get_int64(w->rs.slot, w->a_seq, &isnull);
 
+		if (x < span->from || x >= span->to)
+			continue;
 		if (past_bound(w, x, seq))
 		{
+			if (!span->ordered)
+				continue;
 			w->found_here = w->want;	/* the rest of this child is larger still */
 			break;
 		}
 		if (!snap_visible(hi, x) || entry_tombstoned(w, seq))
 			continue;
 		collect(w, x, seq);
+	}
+}
+
+/* The same for the xids [from, to), span by span in increasing order. */
+static void
+scan_span(WinScan *w, const Snap *hi, uint64 from, uint64 to, int64 seq_after)
+{
+	AwaXidSpan	spans[AWA_MAX_XID_SPANS];
+	int			n = awa_xid_spans(from, to, w->low, spans);
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (w->found_here >= w->want || past_bound(w, spans[i].from, -1))
+			return;
+		scan_one_span(w, hi, &spans[i], seq_after);
 	}
 }
 
@@ -526,7 +544,6 @@ static void
 scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *hi,
 			bool has_after, uint64 after_txid, int64 after_seq)
 {
-	static const char *const rcols[] = {"lane_id", "txid", "lane_seq"};
 	int			s;
 
 	w->nsp = nsp;
@@ -557,7 +574,7 @@ scan_window(WinScan *w, Oid nsp, int32 queue_slots, const Snap *lo, const Snap *
 		w->child = s;
 		w->o = o;
 		w->ds_open = false;
-		awa_child_scan_begin(&w->rs, ready, awa_open_index(ready, 3, rcols), 4);
+		awa_child_scan_begin(&w->rs, ready, awa_open_claim_order_index(ready, &w->low), 4);
 		o->rels[o->nrels++] = RelationGetRelid(w->rs.index);
 		scan_child_window(w, lo, hi, has_after, after_txid, after_seq);
 		if (w->ds_open)

@@ -6,7 +6,9 @@
  *	  extension; awa before 0.10; the library's internal functions are found
  *	  there by signature), the ring children and tables named in it, and the btree index of a
  *	  child whose leading keys are given columns (docs/storage.md §A.13), or
- *	  its BRIN index on one column (docs/proposals/job_id_lookup.md §4); the
+ *	  its BRIN index on one column (docs/proposals/job_id_lookup.md §4), or
+ *	  the btree one of whose keys is a function of a column (the claim-order
+ *	  key, docs/proposals/claim_order_key.md); the
  *	  finding of those indexes, the cancel tombstones' partial one too; and
  *	  the opening of the tables by name (awa_open_table), rights checked.
  *
@@ -47,6 +49,7 @@
 #include "commands/extension.h"
 #include "commands/trigger.h"
 #include "miscadmin.h"
+#include "nodes/primnodes.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -301,17 +304,46 @@ typedef enum IndexKind
 {
 	INDEX_BTREE = 'i',			/* btree, not partial, leading keys cols */
 	INDEX_BTREE_PARTIAL = 'p',	/* btree, maybe partial, leading keys cols */
-	INDEX_BRIN = 'b'			/* BRIN, not partial, its only keys cols */
+	INDEX_BRIN = 'b',			/* BRIN, not partial, its only keys cols */
+	INDEX_BTREE_EXPR = 'x'		/* btree, not partial, leading keys cols but
+								 * one, a function of its column */
 } IndexKind;
+
+/* for INDEX_BTREE_EXPR: the key that is fn(column), and fn */
+typedef struct IndexExpr
+{
+	int			at;
+	Oid			fn;
+} IndexExpr;
+
+/* Whether key expr->at of idx is expr->fn(the column want[expr->at]) alone. */
+static bool
+key_is_expr(Relation idx, const IndexExpr *expr, const AttrNumber *want)
+{
+	List	   *exprs = RelationGetIndexExpressions(idx);
+	FuncExpr   *f;
+	Var		   *v;
+
+	if (list_length(exprs) != 1 || !IsA(linitial(exprs), FuncExpr))
+		return false;
+	f = linitial(exprs);
+	if (f->funcid != expr->fn || list_length(f->args) != 1 || !IsA(linitial(f->args), Var))
+		return false;
+	v = linitial(f->args);
+	return v->varattno == want[expr->at];
+}
 
 /*
  * Whether idx is a valid index of kind, without expressions, whose leading
- * keys are want[] (for BRIN: whose keys are exactly want[]).
+ * keys are want[] (for BRIN: whose keys are exactly want[]); for
+ * INDEX_BTREE_EXPR, with one expression, its key expr->at (key_is_expr).
  */
 static bool
-index_matches(Relation idx, IndexKind kind, int ncols, const AttrNumber *want)
+index_matches(Relation idx, IndexKind kind, int ncols, const AttrNumber *want,
+			  const IndexExpr *expr)
 {
 	Form_pg_index ind = idx->rd_index;
+	bool		has_exprs = !heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL);
 	bool		ok;
 	int			i;
 
@@ -319,13 +351,14 @@ index_matches(Relation idx, IndexKind kind, int ncols, const AttrNumber *want)
 		ok = idx->rd_rel->relam == BRIN_AM_OID && ind->indnkeyatts == ncols;
 	else
 		ok = idx->rd_rel->relam == BTREE_AM_OID && ind->indnkeyatts >= ncols;
-	ok = ok && ind->indisvalid &&
-		heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL) &&
+	ok = ok && ind->indisvalid && has_exprs == (kind == INDEX_BTREE_EXPR) &&
 		(kind == INDEX_BTREE_PARTIAL ||
 		 heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL));
 	for (i = 0; ok && i < ncols; i++)
-		ok = ind->indkey.values[i] == want[i];
-	return ok;
+		ok = kind == INDEX_BTREE_EXPR && i == expr->at
+			? ind->indkey.values[i] == 0
+			: ind->indkey.values[i] == want[i];
+	return ok && (kind != INDEX_BTREE_EXPR || key_is_expr(idx, expr, want));
 }
 
 /*
@@ -334,8 +367,8 @@ index_matches(Relation idx, IndexKind kind, int ncols, const AttrNumber *want)
  * next invalidation, as CREATE INDEX sends one), else an error.
  */
 static Relation
-find_index(Relation heap, IndexKind kind, int ncols, const char *const *cols,
-		   bool missing_ok)
+find_index_expr(Relation heap, IndexKind kind, int ncols, const char *const *cols,
+				bool missing_ok, const IndexExpr *expr)
 {
 	AttrNumber	want[INDEX_MAX_KEYS];
 	char		key[KEY_LEN] = {0};
@@ -364,7 +397,7 @@ find_index(Relation heap, IndexKind kind, int ncols, const char *const *cols,
 	{
 		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
 
-		if (index_matches(idx, kind, ncols, want))
+		if (index_matches(idx, kind, ncols, want, expr))
 		{
 			list_free(ids);
 			e = hash_search(cache(), key, HASH_ENTER, &found);
@@ -387,6 +420,26 @@ find_index(Relation heap, IndexKind kind, int ncols, const char *const *cols,
 			 errmsg("relation \"%s\" has no btree index on (%s, ...)",
 					RelationGetRelationName(heap), cols[0])));
 	return NULL;				/* keep compiler quiet */
+}
+
+static Relation
+find_index(Relation heap, IndexKind kind, int ncols, const char *const *cols,
+		   bool missing_ok)
+{
+	return find_index_expr(heap, kind, ncols, cols, missing_ok, NULL);
+}
+
+/*
+ * The btree index of heap whose leading keys are cols but key expr_at, which
+ * is fn(cols[expr_at]), with ACCESS SHARE; NULL when heap has none.
+ */
+Relation
+awa_open_expr_index_if(Relation heap, int ncols, const char *const *cols, int expr_at,
+					   Oid fn)
+{
+	IndexExpr	expr = {expr_at, fn};
+
+	return find_index_expr(heap, INDEX_BTREE_EXPR, ncols, cols, true, &expr);
 }
 
 /* The plain btree index of heap whose leading keys are cols, with ACCESS SHARE. */
