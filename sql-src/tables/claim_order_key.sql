@@ -1,9 +1,10 @@
 -- 0.10: the ready entries' claim-order index keys the xid by its low 32 bits, so that
 -- its tuples are 24 bytes and PostgreSQL splits a page after the new tuple when a lane's
 -- entries come in increasing order, instead of 50/50 (docs/proposals/claim_order_key.md,
--- docs/storage.md A.3). Run once, after tables/windows.sql's index exists, by a fresh
--- 0.10 install and by the 0.9 -> 0.10 upgrade alike (behind upgrade/lock-tables.sql,
--- which holds awa.ready_entries), so that both end with the same catalog.
+-- docs/storage.md A.3). Run once, after tables/windows.sql's index exists and
+-- tables/job_id_brin.sql (whose awa_internal.drop_btree_on it calls), by a fresh 0.10
+-- install and by the 0.9 -> 0.10 upgrade alike (behind upgrade/lock-tables.sql, which
+-- holds awa.ready_entries), so that both end with the same catalog.
 --
 -- The 0.9 index (lane_id, txid, lane_seq) has 32-byte tuples (an int4, padding, an xid8,
 -- an int8), wider than the 24 bytes up to which PostgreSQL splits after the new tuple
@@ -25,21 +26,5 @@ RETURNS TABLE (span_from xid8, span_to xid8, ordered boolean, key_lo int, key_hi
 LANGUAGE C IMMUTABLE STRICT
 AS 'MODULE_PATHNAME', 'awa_xid_spans_sql';
 
-DO $$
-DECLARE
-    v_index regclass;
-BEGIN
-    FOR v_index IN
-        SELECT i.indexrelid::regclass FROM pg_catalog.pg_index i
-          JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid
-          JOIN pg_catalog.pg_am a ON a.oid = c.relam
-         WHERE i.indrelid = 'awa.ready_entries'::regclass AND a.amname = 'btree'
-           AND i.indnatts = 3 AND i.indexprs IS NULL
-           AND i.indkey[1] = (SELECT attnum FROM pg_catalog.pg_attribute
-                               WHERE attrelid = 'awa.ready_entries'::regclass
-                                 AND attname = 'txid')
-    LOOP
-        EXECUTE format('DROP INDEX %s', v_index);
-    END LOOP;
-END $$;
+SELECT awa_internal.drop_btree_on('awa.ready_entries', ARRAY['lane_id', 'txid', 'lane_seq']);
 CREATE INDEX ON awa.ready_entries (lane_id, awa_internal.xid_lo(txid), lane_seq);

@@ -15,23 +15,37 @@
 -- id, which would stretch a minmax range over every id since. autosummarize is off: it
 -- would summarize only at autovacuum's next visit, and the partial last range too.
 -- The 0.10 library reads either catalog (a 0.9 one keeps its btree, rel/scan.c).
-DO $$
+
+-- Drops the btree indexes of a partitioned parent (and so of its children) that a 0.10
+-- index supersedes: those whose columns are exactly p_columns, in that order, each a
+-- plain column (no expression, no INCLUDE column). Called here and by
+-- tables/receipt_brin.sql and tables/claim_order_key.sql, in a fresh install and in the
+-- 0.9 -> 0.10 upgrade alike, so that both drop the same indexes.
+CREATE OR REPLACE FUNCTION awa_internal.drop_btree_on(p_parent regclass, p_columns text[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
 DECLARE
     v_index regclass;
 BEGIN
     FOR v_index IN
-        SELECT i.indexrelid::regclass FROM pg_catalog.pg_index i
-          JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid
-          JOIN pg_catalog.pg_am a ON a.oid = c.relam
-         WHERE i.indrelid = 'awa.ready_entries'::regclass AND a.amname = 'btree'
-           AND i.indnatts = 1
-           AND i.indkey[0] = (SELECT attnum FROM pg_catalog.pg_attribute
-                               WHERE attrelid = 'awa.ready_entries'::regclass
-                                 AND attname = 'job_id')
+        SELECT i.indexrelid::regclass FROM pg_index i
+          JOIN pg_class c ON c.oid = i.indexrelid
+          JOIN pg_am a ON a.oid = c.relam
+         WHERE i.indrelid = p_parent AND a.amname = 'btree'
+           AND i.indnatts = cardinality(p_columns) AND i.indexprs IS NULL
+           AND NOT EXISTS (
+               SELECT 1 FROM unnest(p_columns) WITH ORDINALITY AS col(name, n)
+                WHERE i.indkey[col.n::int - 1] IS DISTINCT FROM
+                      (SELECT attnum FROM pg_attribute
+                        WHERE attrelid = p_parent AND attname = col.name))
     LOOP
         EXECUTE format('DROP INDEX %s', v_index);
     END LOOP;
-END $$;
+END
+$$;
+SELECT awa_internal.drop_btree_on('awa.ready_entries', ARRAY['job_id']);
 CREATE INDEX ON awa.ready_entries
     USING brin (job_id int8_bloom_ops (n_distinct_per_range = 1024, false_positive_rate = 0.001))
     WITH (pages_per_range = 16, autosummarize = off);

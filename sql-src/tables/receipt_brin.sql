@@ -1,8 +1,8 @@
 -- 0.10: receipts are found by their attempt's job id through a BRIN index, not a btree
 -- on (job_id, run_lease) (docs/storage.md A.22). Run once, after tables/job_id_brin.sql
--- (whose awa_internal.brin_open_tail it calls), by a fresh 0.10 install and by the
--- 0.9 -> 0.10 upgrade alike (behind upgrade/lock-tables.sql, which holds
--- awa.lease_claims), so that both end with the same catalog.
+-- (whose awa_internal.drop_btree_on and brin_open_tail it calls), by a fresh 0.10
+-- install and by the 0.9 -> 0.10 upgrade alike (behind upgrade/lock-tables.sql, which
+-- holds awa.lease_claims), so that both end with the same catalog.
 --
 -- The btree cost every claimed job a leaf insert (72 bytes of WAL and its share of the
 -- splits). Its readers are the calls that name an attempt (complete, complete_batch,
@@ -19,26 +19,7 @@
 -- a completion asks that there is none, which BRIN would answer by reading every page
 -- of the tail.
 -- The 0.10 library reads either catalog (a 0.9 one keeps its btree).
-DO $$
-DECLARE
-    v_index regclass;
-BEGIN
-    FOR v_index IN
-        SELECT i.indexrelid::regclass FROM pg_catalog.pg_index i
-          JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid
-          JOIN pg_catalog.pg_am a ON a.oid = c.relam
-         WHERE i.indrelid = 'awa.lease_claims'::regclass AND a.amname = 'btree'
-           AND i.indnatts = 2
-           AND i.indkey[0] = (SELECT attnum FROM pg_catalog.pg_attribute
-                               WHERE attrelid = 'awa.lease_claims'::regclass
-                                 AND attname = 'job_id')
-           AND i.indkey[1] = (SELECT attnum FROM pg_catalog.pg_attribute
-                               WHERE attrelid = 'awa.lease_claims'::regclass
-                                 AND attname = 'run_lease')
-    LOOP
-        EXECUTE format('DROP INDEX %s', v_index);
-    END LOOP;
-END $$;
+SELECT awa_internal.drop_btree_on('awa.lease_claims', ARRAY['job_id', 'run_lease']);
 CREATE INDEX ON awa.lease_claims
     USING brin (job_id int8_bloom_ops (n_distinct_per_range = 512, false_positive_rate = 0.001))
     WITH (pages_per_range = 8, autosummarize = off);
