@@ -37,7 +37,6 @@
 #include "access/stratnum.h"
 #include "access/transam.h"
 #include "access/xact.h"
-#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -97,12 +96,9 @@ scan_by(ChildScan *cs, Oid nsp, const char *family, int slot, int ncols,
 static int64
 int_col(ChildScan *cs, const char *name)
 {
-	AttrNumber	att = awa_column_number(cs->heap, name);
 	bool		isnull;
 
-	if (TupleDescAttr(RelationGetDescr(cs->heap), att - 1)->atttypid == INT8OID)
-		return awa_get_int64(cs->slot, att, &isnull);
-	return awa_get_int32(cs->slot, att, &isnull);
+	return awa_get_int(cs->slot, awa_column_number(cs->heap, name), &isnull);
 }
 
 static char *

@@ -272,15 +272,6 @@ bitmap_next_run(ChildScan *cs)
 	return true;
 }
 
-/* The integer column att (int4 or int8) of the slot's row; 0 when NULL. */
-static int64
-int_col(TupleTableSlot *slot, AttrNumber att, bool *isnull)
-{
-	if (TupleDescAttr(slot->tts_tupleDescriptor, att - 1)->atttypid == INT8OID)
-		return awa_get_int64(slot, att, isnull);
-	return awa_get_int32(slot, att, isnull);
-}
-
 /*
  * Whether the row in cs->slot is one the bitmap mode wants: the pages are
  * lossy, so its job_id, and for an attempt its run_lease, are compared; then
@@ -295,7 +286,7 @@ bitmap_row_wanted(ChildScan *cs)
 	if (awa_get_int64(cs->slot, cs->job_att, &isnull) != cs->job_id || isnull)
 		return false;
 	if (cs->lease_att != InvalidAttrNumber &&
-		(int_col(cs->slot, cs->lease_att, &isnull) != cs->run_lease || isnull))
+		(awa_get_int(cs->slot, cs->lease_att, &isnull) != cs->run_lease || isnull))
 		return false;
 	return cs->filter == NULL ||
 		table_tuple_satisfies_snapshot(cs->heap, cs->slot, cs->filter);
@@ -528,4 +519,16 @@ awa_get_int32(TupleTableSlot *slot, AttrNumber att, bool *isnull)
 	Datum		d = slot_getattr(slot, att, isnull);
 
 	return *isnull ? 0 : DatumGetInt32(d);
+}
+
+/*
+ * The integer column att of the slot's row, int4 or int8 by the slot's
+ * descriptor (run_lease is either, by family); 0 (and *isnull) when NULL.
+ */
+int64
+awa_get_int(TupleTableSlot *slot, AttrNumber att, bool *isnull)
+{
+	if (TupleDescAttr(slot->tts_tupleDescriptor, att - 1)->atttypid == INT8OID)
+		return awa_get_int64(slot, att, isnull);
+	return awa_get_int32(slot, att, isnull);
 }

@@ -96,5 +96,6 @@ extern bool awa_fresh_row_visible(const AwaFreshRead *fresh, Relation rel,
 								  TupleTableSlot *slot);
 extern int64 awa_get_int64(TupleTableSlot *slot, AttrNumber att, bool *isnull);
 extern int32 awa_get_int32(TupleTableSlot *slot, AttrNumber att, bool *isnull);
+extern int64 awa_get_int(TupleTableSlot *slot, AttrNumber att, bool *isnull);
 
 #endif							/* AWA_SCAN_H */
