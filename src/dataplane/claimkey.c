@@ -30,7 +30,6 @@
 
 #include "access/stratnum.h"
 #include "access/transam.h"
-#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
@@ -86,19 +85,19 @@ awa_xid_spans(uint64 from, uint64 to, bool low, AwaXidSpan *spans)
  * The claim-order index of ready child ready, with ACCESS SHARE: the 0.9 one
  * on (lane_id, txid, lane_seq) when the child has it (*low false), else the
  * one on (lane_id, xid_lo(txid), lane_seq) (*low true); an error when it has
- * neither.
+ * neither. Either index is cached per backend (relcache.c), and xid_lo is
+ * looked up only when the child's index is not (first, and after an
+ * invalidation of the child or its index, as DROP EXTENSION sends).
  */
 Relation
 awa_open_claim_order_index(Relation ready, bool *low)
 {
 	static const char *const cols[] = {"lane_id", "txid", "lane_seq"};
-	Oid			xid8 = XID8OID;
 	Relation	index = awa_open_index_if(ready, 3, cols);
 
 	*low = index == NULL;
 	if (index == NULL)
-		index = awa_open_expr_index_if(ready, 3, cols, 1,
-									   awa_internal_function("xid_lo", 1, &xid8));
+		index = awa_open_expr_index_if(ready, 3, cols, 1, "xid_lo");
 	if (index == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

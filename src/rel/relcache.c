@@ -309,11 +309,16 @@ typedef enum IndexKind
 								 * one, a function of its column */
 } IndexKind;
 
-/* for INDEX_BTREE_EXPR: the key that is fn(column), and fn */
+/*
+ * for INDEX_BTREE_EXPR: the key that is fn(column), and fn, the internal
+ * function name of the column's type, looked up only when the cache has no
+ * entry for the index
+ */
 typedef struct IndexExpr
 {
 	int			at;
-	Oid			fn;
+	const char *name;
+	Oid			fn;				/* set by find_index_expr on a miss */
 } IndexExpr;
 
 /* Whether key expr->at of idx is expr->fn(the column want[expr->at]) alone. */
@@ -364,11 +369,15 @@ index_matches(Relation idx, IndexKind kind, int ncols, const AttrNumber *want,
 /*
  * The index of heap of kind on cols (see index_matches), with ACCESS SHARE.
  * When there is none: NULL if missing_ok (and that is cached, until heap's
- * next invalidation, as CREATE INDEX sends one), else an error.
+ * next invalidation, as CREATE INDEX sends one), else an error. The function
+ * of an INDEX_BTREE_EXPR is looked up only on a miss: a cached entry names
+ * an index found with it, and the function cannot be dropped while that
+ * index stands (dropping both sends heap's invalidation, which drops the
+ * entry).
  */
 static Relation
 find_index_expr(Relation heap, IndexKind kind, int ncols, const char *const *cols,
-				bool missing_ok, const IndexExpr *expr)
+				bool missing_ok, IndexExpr *expr)
 {
 	AttrNumber	want[INDEX_MAX_KEYS];
 	char		key[KEY_LEN] = {0};
@@ -392,6 +401,13 @@ find_index_expr(Relation heap, IndexKind kind, int ncols, const char *const *col
 		return NULL;
 	for (i = 0; i < ncols; i++)
 		want[i] = awa_column_number(heap, cols[i]);
+	if (expr != NULL)
+	{
+		Oid			argtype = TupleDescAttr(RelationGetDescr(heap),
+											want[expr->at] - 1)->atttypid;
+
+		expr->fn = awa_internal_function(expr->name, 1, &argtype);
+	}
 	ids = RelationGetIndexList(heap);
 	foreach(lc, ids)
 	{
@@ -431,13 +447,16 @@ find_index(Relation heap, IndexKind kind, int ncols, const char *const *cols,
 
 /*
  * The btree index of heap whose leading keys are cols but key expr_at, which
- * is fn(cols[expr_at]), with ACCESS SHARE; NULL when heap has none.
+ * is fn(cols[expr_at]), fn the internal function of that name taking the
+ * column's type (awa_internal_function), with ACCESS SHARE; NULL when heap
+ * has none. Once the index is cached, neither it nor fn is looked up again
+ * until heap's or the index's next invalidation.
  */
 Relation
 awa_open_expr_index_if(Relation heap, int ncols, const char *const *cols, int expr_at,
-					   Oid fn)
+					   const char *fn)
 {
-	IndexExpr	expr = {expr_at, fn};
+	IndexExpr	expr = {expr_at, fn, InvalidOid};
 
 	return find_index_expr(heap, INDEX_BTREE_EXPR, ncols, cols, true, &expr);
 }

@@ -31,7 +31,7 @@ extern Relation awa_open_index(Relation heap, int ncols, const char *const *cols
 extern Relation awa_open_index_if(Relation heap, int ncols, const char *const *cols);
 extern Relation awa_open_brin_index(Relation heap, const char *col);
 extern Relation awa_open_expr_index_if(Relation heap, int ncols, const char *const *cols,
-									   int expr_at, Oid fn);
+									   int expr_at, const char *fn);
 extern Relation awa_open_tombstone_index(Relation done);
 extern Relation awa_open_position_index(Relation claims);
 extern Datum awa_table_changed_trigger(FunctionCallInfo fcinfo, const char *fn,
