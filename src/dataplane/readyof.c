@@ -7,13 +7,13 @@
  *	  readers share (rel/scan.c awa_child_scan_job), so that what these
  *	  readers cost depends on no plan and on no kind of index.
  *
- * It reads under the statement's snapshot, as the SQL it replaces did. At
- * SERIALIZABLE the scans get SnapshotAny and the statement's snapshot as
- * their filter, so that they take no predicate lock (an index without
- * predicate locks of its own, BRIN, would otherwise be locked whole and
- * conflict with every enqueue into its child; docs/storage.md A.18). The
- * caller holds the ring families (awa_internal.hold_ring_families), as for
- * the SQL before.
+ * It reads under the statement's snapshot, as the SQL it replaces did
+ * (rel/scan.c awa_statement_read). At SERIALIZABLE the scans get SnapshotAny
+ * and the statement's snapshot as their filter, so that they take no
+ * predicate lock (an index without predicate locks of its own, BRIN, would
+ * otherwise be locked whole and conflict with every enqueue into its child;
+ * docs/storage.md A.18). The caller holds the ring families
+ * (awa_internal.hold_ring_families), as for the SQL before.
  *
  * src/dataplane/readyof.c
  *
@@ -22,10 +22,8 @@
 #include "postgres.h"
 
 #include "access/attmap.h"
-#include "access/xact.h"
 #include "funcapi.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
 
 #include "src/compat.h"
 #include "src/dataplane/probes.h"
@@ -33,23 +31,6 @@
 #include "src/rel/scan.h"
 
 PG_FUNCTION_INFO_V1(awa_ready_entries_of);
-
-/* the statement's read, with no predicate lock at SERIALIZABLE (no end) */
-static void
-statement_read(AwaFreshRead *read)
-{
-	read->registered = NULL;
-	if (IsolationIsSerializable())
-	{
-		read->snapshot = SnapshotAny;
-		read->filter = GetActiveSnapshot();
-	}
-	else
-	{
-		read->snapshot = GetActiveSnapshot();
-		read->filter = NULL;
-	}
-}
 
 /*
  * The job's rows of one ready child into the result, each in the parent's
@@ -84,7 +65,7 @@ awa_ready_entries_of(PG_FUNCTION_ARGS)
 	int			s;
 
 	InitMaterializedSRF(fcinfo, 0);
-	statement_read(&read);
+	awa_statement_read(&read);
 	for (s = 0; s < AWA_QUEUE_SLOTS; s++)
 		put_child_rows(rsinfo, awa_open_table(nsp, "ready_entries", s), job_id, &read);
 	return (Datum) 0;

@@ -12,7 +12,8 @@
  * and the scan closes them, keeping their locks to the end of the
  * transaction, as the executor does. A fresh read (AwaFreshRead) scans what
  * the shared state holds now instead, at every isolation level, without a
- * predicate lock (docs/storage.md A.18).
+ * predicate lock (docs/storage.md A.18); the statement's read
+ * (awa_statement_read) is its snapshot in the same form.
  *
  * BRIN has no amgettuple, so the lookup on a child whose job_id index is
  * BRIN (docs/proposals/job_id_lookup.md §4: the ready entries; the receipts)
@@ -439,27 +440,49 @@ awa_child_scan_next(ChildScan *cs, ScanDirection dir)
 }
 
 /*
+ * The read of snapshot: the scans get it, or at SERIALIZABLE SnapshotAny,
+ * which PostgreSQL never predicate-locks (predicate.c,
+ * SerializationNeededForRead: only MVCC snapshots), with it as their filter
+ * (table_tuple_satisfies_snapshot takes no predicate lock either).
+ */
+static void
+read_under(AwaFreshRead *read, Snapshot snapshot)
+{
+	if (IsolationIsSerializable())
+	{
+		read->snapshot = SnapshotAny;
+		read->filter = snapshot;
+	}
+	else
+	{
+		read->snapshot = snapshot;
+		read->filter = NULL;
+	}
+}
+
+/*
  * Begins a fresh read: a snapshot of now, taken after whatever locks the
- * caller holds (a row committed before them is seen). At SERIALIZABLE the
- * scans get SnapshotAny, which PostgreSQL never predicate-locks (predicate.c,
- * SerializationNeededForRead: only MVCC snapshots), and the snapshot of now
- * as their filter (table_tuple_satisfies_snapshot takes no predicate lock
- * either). The snapshot stays registered until awa_fresh_read_end.
+ * caller holds (a row committed before them is seen), read without a
+ * predicate lock at SERIALIZABLE (read_under). The snapshot stays registered
+ * until awa_fresh_read_end.
  */
 void
 awa_fresh_read_begin(AwaFreshRead *fresh)
 {
 	fresh->registered = RegisterSnapshot(GetLatestSnapshot());
-	if (IsolationIsSerializable())
-	{
-		fresh->snapshot = SnapshotAny;
-		fresh->filter = fresh->registered;
-	}
-	else
-	{
-		fresh->snapshot = fresh->registered;
-		fresh->filter = NULL;
-	}
+	read_under(fresh, fresh->registered);
+}
+
+/*
+ * The statement's read, in the same form: its active snapshot, without a
+ * predicate lock at SERIALIZABLE (read_under). Nothing is registered: it
+ * has no end.
+ */
+void
+awa_statement_read(AwaFreshRead *read)
+{
+	read->registered = NULL;
+	read_under(read, GetActiveSnapshot());
 }
 
 /*

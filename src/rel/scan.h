@@ -28,7 +28,8 @@
  * and keep the rows that snapshot of now sees (filter), so that the read
  * takes no predicate lock and adds no edge to the caller's serializable
  * graph. At READ COMMITTED the callers read under their statement's snapshot,
- * as before.
+ * as before. The statement's own read takes the same form
+ * (awa_statement_read: its snapshot, nothing registered).
  */
 typedef struct AwaFreshRead
 {
@@ -90,6 +91,7 @@ extern void awa_child_scan_rekey(ChildScan *cs, int64 job_id, int64 run_lease);
 extern bool awa_child_scan_next(ChildScan *cs, ScanDirection dir);
 extern void awa_child_scan_end(ChildScan *cs);
 extern void awa_fresh_read_begin(AwaFreshRead *fresh);
+extern void awa_statement_read(AwaFreshRead *read);
 extern const AwaFreshRead *awa_fresh_read_begin_for_level(AwaFreshRead *buf);
 extern void awa_fresh_read_end(const AwaFreshRead *fresh);
 extern bool awa_fresh_row_visible(const AwaFreshRead *fresh, Relation rel,
