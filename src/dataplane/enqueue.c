@@ -95,18 +95,27 @@ typedef struct Job
 
 /*
  * the lowest lane of (queue, priority, shard) visible now (to the statement's
- * snapshot, or to a fresh read when fresh is not NULL); 0: none
+ * snapshot, or to a fresh read when fresh is not NULL); 0: none. A lane
+ * another transaction registered is remembered (lanes.c), and then read from
+ * the cache.
  */
 static int32
 producer_lane(Oid nsp, text *queue, int16 priority, int32 shard, const AwaFreshRead *fresh)
 {
 	static const char *const cols[] = {"queue", "priority", "shard"};
-	Relation	heap = awa_open_table(nsp, "queue_lanes", -1);
-	AttrNumber	a_lane = awa_column_number(heap, "lane_id");
+	Relation	heap;
+	AttrNumber	a_lane;
 	ChildScan	cs;
 	ScanKeyData keys[3];
-	int32		lane = 0;
+	int32		lane = awa_lane_cache_get(nsp, queue, priority, shard);
+	bool		ours = false;
+	Oid			registry;
 
+	if (lane != 0)
+		return lane;
+	heap = awa_open_table(nsp, "queue_lanes", -1);
+	registry = RelationGetRelid(heap);
+	a_lane = awa_column_number(heap, "lane_id");
 	awa_child_scan_begin_fresh(&cs, heap, awa_open_index(heap, 3, cols), 3, fresh);
 	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
 						   cs.index->rd_indcollation[0], F_TEXTEQ, PointerGetDatum(queue));
@@ -119,9 +128,17 @@ producer_lane(Oid nsp, text *queue, int16 priority, int32 shard, const AwaFreshR
 		int32		l = awa_get_int32(cs.slot, a_lane, &isnull);
 
 		if (lane == 0 || l < lane)
+		{
 			lane = l;
+			ours = TransactionIdIsCurrentTransactionId(
+				DatumGetTransactionId(slot_getsysattr(cs.slot, MinTransactionIdAttributeNumber,
+													 &isnull)));
+		}
 	}
 	awa_child_scan_end(&cs);
+	/* visible and not this transaction's: committed, so a lane for good */
+	if (lane != 0 && !ours)
+		awa_lane_cache_put(nsp, registry, queue, priority, shard, lane);
 	return lane;
 }
 

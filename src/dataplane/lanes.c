@@ -21,6 +21,15 @@
  * transaction's own at those levels, so the count could miss a queue
  * committed after it; released/awa_bgw--0.9.sql keeps that one.)
  *
+ * The producer's lane cache: a backend remembers the lane it found for a
+ * (queue, priority, shard) once that lane's registry row is another
+ * transaction's (so committed: it was visible), and reads the registry again
+ * only after an invalidation of the registry (DROP EXTENSION, a full
+ * reset). A registry row is never deleted nor updated, so a committed lane
+ * stays a lane for good; should a second lane of the shard commit later (two
+ * first producers), entries go on into the one remembered, which claimers
+ * read as they read every lane. Bounded: a full cache is emptied.
+ *
  * src/dataplane/lanes.c
  *
  *-------------------------------------------------------------------------
@@ -36,6 +45,8 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
@@ -49,7 +60,90 @@
 
 PG_FUNCTION_INFO_V1(awa_ensure_lanes);
 
+/* "<nsp> <priority> <shard> <queue>": a queue name is at most 800 bytes */
+#define LANE_KEY_LEN	840
+#define LANE_CACHE_MAX	4096
+
+typedef struct CachedLane
+{
+	char		key[LANE_KEY_LEN];
+	int32		lane;
+} CachedLane;
+
+static MemoryContext lane_cxt = NULL;
+static HTAB *lane_cache = NULL;
+static Oid	lane_registry = InvalidOid;	/* the registry the cache read */
+
 static const char *const lane_key[] = {"queue", "priority", "shard"};
+
+static void
+lane_cache_invalidate(Oid relid)
+{
+	if (lane_cache != NULL && (!OidIsValid(relid) || relid == lane_registry))
+	{
+		MemoryContextReset(lane_cxt);
+		lane_cache = NULL;
+	}
+}
+
+static void
+lane_cache_key(char *key, Oid nsp, text *queue, int16 priority, int32 shard)
+{
+	snprintf(key, LANE_KEY_LEN, "%u %d %d %.*s", nsp, priority, shard,
+			 (int) VARSIZE_ANY_EXHDR(queue), VARDATA_ANY(queue));
+}
+
+/* the lane cached for (queue, priority, shard) of schema nsp; 0: none */
+int32
+awa_lane_cache_get(Oid nsp, text *queue, int16 priority, int32 shard)
+{
+	char		key[LANE_KEY_LEN];
+	CachedLane *e;
+
+	if (lane_cache == NULL || VARSIZE_ANY_EXHDR(queue) > LANE_KEY_LEN - 40)
+		return 0;
+	lane_cache_key(key, nsp, queue, priority, shard);
+	e = hash_search(lane_cache, key, HASH_FIND, NULL);
+	return e != NULL ? e->lane : 0;
+}
+
+/*
+ * Remember lane for (queue, priority, shard) of schema nsp, whose registry
+ * (relation registry) holds its row committed.
+ */
+void
+awa_lane_cache_put(Oid nsp, Oid registry, text *queue, int16 priority, int32 shard,
+				   int32 lane)
+{
+	char		key[LANE_KEY_LEN];
+	CachedLane *e;
+	HASHCTL		ctl;
+
+	if (VARSIZE_ANY_EXHDR(queue) > LANE_KEY_LEN - 40)
+		return;
+	if (lane_cxt == NULL)
+	{
+		/* before the first entry is made */
+		awa_relcache_listen(lane_cache_invalidate);
+		lane_cxt = AllocSetContextCreate(CacheMemoryContext, "awa_bgw producer lanes",
+										 ALLOCSET_SMALL_SIZES);
+	}
+	if (lane_cache != NULL && (registry != lane_registry ||
+							   hash_get_num_entries(lane_cache) >= LANE_CACHE_MAX))
+		lane_cache_invalidate(InvalidOid);
+	if (lane_cache == NULL)
+	{
+		ctl.keysize = LANE_KEY_LEN;
+		ctl.entrysize = sizeof(CachedLane);
+		ctl.hcxt = lane_cxt;
+		lane_cache = hash_create("awa_bgw producer lanes", 64, &ctl,
+								 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+		lane_registry = registry;
+	}
+	lane_cache_key(key, nsp, queue, priority, shard);
+	e = hash_search(lane_cache, key, HASH_ENTER, NULL);
+	e->lane = lane;
+}
 
 /*
  * Whether the queue has any lane, as a fresh read sees it; have[shard] set

@@ -77,14 +77,45 @@ static HTAB *oid_cache = NULL;
 static Oid	awa_nsp = InvalidOid;
 static Oid	awa_internal_nsp = InvalidOid;
 
+/*
+ * The tables awa_open_table_for opened last, direct-mapped by the family's
+ * name and slot, so that a call's dozen opens skip the name's formatting and
+ * the hash of relation OIDs; with the user whose SELECT privilege was last
+ * found as the table's owner, so that the owner (the API's SECURITY DEFINER
+ * functions run as it) is not checked again until the table's next
+ * invalidation (which a change of owner or of privileges sends).
+ */
+#define OPEN_SLOTS	64
+typedef struct OpenedTable
+{
+	char		family[NAMEDATALEN];	/* "": free */
+	int			slot;
+	Oid			nsp;
+	Oid			relid;
+	Oid			owner_ok;		/* InvalidOid: check the privilege */
+} OpenedTable;
+
+static OpenedTable opened[OPEN_SLOTS];
+
 /* the modules told of each relcache invalidation (awa_relcache_listen) */
 #define MAX_LISTENERS	4
 static AwaRelcacheListener listeners[MAX_LISTENERS];
 static int	nlisteners = 0;
 
 static void
+forget_opened(Oid relid)
+{
+	int			i;
+
+	for (i = 0; i < OPEN_SLOTS; i++)
+		if (!OidIsValid(relid) || opened[i].relid == relid)
+			opened[i].family[0] = '\0';
+}
+
+static void
 forget_all(void)
 {
+	forget_opened(InvalidOid);
 	if (oid_cache != NULL)
 		hash_destroy(oid_cache);
 	oid_cache = NULL;
@@ -101,6 +132,7 @@ relcache_changed(Datum arg, Oid relid)
 
 	for (i = 0; i < nlisteners; i++)
 		listeners[i] (relid);
+	forget_opened(relid);
 	if (oid_cache == NULL)
 		return;
 	if (!OidIsValid(relid))
@@ -282,21 +314,48 @@ awa_open_table(Oid nsp, const char *family, int slot)
 Relation
 awa_open_table_for(Oid nsp, const char *family, int slot, LOCKMODE lockmode)
 {
+	uint32		h = (uint32) slot;
+	const char *c;
+	OpenedTable *o;
 	char		name[NAMEDATALEN];
 	Oid			relid;
+	Relation	rel;
 
-	if (slot >= 0)
-		snprintf(name, sizeof(name), "%s_%d", family, slot);
+	for (c = family; *c != '\0'; c++)
+		h = h * 31 + (unsigned char) *c;
+	o = &opened[h % OPEN_SLOTS];
+	(void) cache();				/* the invalidation callbacks, before the first entry */
+	if (o->slot == slot && o->nsp == nsp && o->family[0] != '\0' &&
+		strcmp(o->family, family) == 0)
+	{
+		if (o->owner_ok == GetUserId())
+			return table_open(o->relid, lockmode);
+		relid = o->relid;
+	}
 	else
-		strlcpy(name, family, sizeof(name));
-	relid = awa_relid(nsp, name);
-	if (!OidIsValid(relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation \"awa.%s\" does not exist", name)));
+	{
+		if (slot >= 0)
+			snprintf(name, sizeof(name), "%s_%d", family, slot);
+		else
+			strlcpy(name, family, sizeof(name));
+		relid = awa_relid(nsp, name);
+		if (!OidIsValid(relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation \"awa.%s\" does not exist", name)));
+		strlcpy(o->family, family, sizeof(o->family));
+		o->slot = slot;
+		o->nsp = nsp;
+		o->relid = relid;
+		o->owner_ok = InvalidOid;
+	}
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
-	return table_open(relid, lockmode);
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(relid));
+	rel = table_open(relid, lockmode);
+	/* the entry is still this table's unless the open took an invalidation */
+	if (o->family[0] != '\0' && o->relid == relid && rel->rd_rel->relowner == GetUserId())
+		o->owner_ok = GetUserId();
+	return rel;
 }
 
 /* the kinds of index find_index looks for, each its letter in the cache's key */
