@@ -86,11 +86,15 @@ lane_cache_invalidate(Oid relid)
 	}
 }
 
-static void
+/* the cache's key for (queue, priority, shard) of schema nsp; false: none fits */
+static bool
 lane_cache_key(char *key, Oid nsp, text *queue, int16 priority, int32 shard)
 {
+	if (VARSIZE_ANY_EXHDR(queue) > LANE_KEY_LEN - 40)
+		return false;
 	snprintf(key, LANE_KEY_LEN, "%u %d %d %.*s", nsp, priority, shard,
 			 (int) VARSIZE_ANY_EXHDR(queue), VARDATA_ANY(queue));
+	return true;
 }
 
 /* the lane cached for (queue, priority, shard) of schema nsp; 0: none */
@@ -100,9 +104,8 @@ awa_lane_cache_get(Oid nsp, text *queue, int16 priority, int32 shard)
 	char		key[LANE_KEY_LEN];
 	CachedLane *e;
 
-	if (lane_cache == NULL || VARSIZE_ANY_EXHDR(queue) > LANE_KEY_LEN - 40)
+	if (lane_cache == NULL || !lane_cache_key(key, nsp, queue, priority, shard))
 		return 0;
-	lane_cache_key(key, nsp, queue, priority, shard);
 	e = hash_search(lane_cache, key, HASH_FIND, NULL);
 	return e != NULL ? e->lane : 0;
 }
@@ -119,7 +122,7 @@ awa_lane_cache_put(Oid nsp, Oid registry, text *queue, int16 priority, int32 sha
 	CachedLane *e;
 	HASHCTL		ctl;
 
-	if (VARSIZE_ANY_EXHDR(queue) > LANE_KEY_LEN - 40)
+	if (!lane_cache_key(key, nsp, queue, priority, shard))
 		return;
 	if (lane_cxt == NULL)
 	{
@@ -140,7 +143,6 @@ awa_lane_cache_put(Oid nsp, Oid registry, text *queue, int16 priority, int32 sha
 								 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 		lane_registry = registry;
 	}
-	lane_cache_key(key, nsp, queue, priority, shard);
 	e = hash_search(lane_cache, key, HASH_ENTER, NULL);
 	e->lane = lane;
 }
