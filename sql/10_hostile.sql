@@ -247,3 +247,101 @@ DROP SCHEMA awa_internal CASCADE;
 RESET client_min_messages;
 DROP ROLE awa_squatter;
 CREATE EXTENSION awa_bgw;
+
+-- 7. A caller's search_path (docs/storage.md §5, "Privileges and search_path"). The C
+-- entry points of the API run as the extension's owner without a SET clause; the SQL
+-- they reach (a later job's insert, a retry's, a job failed for good, the xid space's
+-- adoption, a unique key at REPEATABLE READ and SERIALIZABLE) runs under a pinned path.
+-- A tenant puts a schema of its own first in its path, with functions and operators
+-- named as pg_catalog's: none of them may run inside the API (each warns, naming the
+-- user it runs as), and every call does what it does under a plain path.
+SELECT awa.register_queue('path') IS NOT NULL AS registered;
+CREATE ROLE awa_path_tenant IN ROLE awa_producer, awa_consumer;
+CREATE SCHEMA evil AUTHORIZATION awa_path_tenant;
+SET ROLE awa_path_tenant;
+-- evil.<signature> returning <type>: warns, then returns what <call> returns
+CREATE FUNCTION pg_temp.evil(p_sig text, p_returns text, p_call text) RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('CREATE FUNCTION evil.%s RETURNS %s LANGUAGE plpgsql AS %L', p_sig,
+                   p_returns, format('BEGIN RAISE WARNING %L, current_user; %s; END',
+                                     'evil.' || p_sig || ' ran as %', p_call));
+    RETURN p_sig;
+END $$;
+SELECT count(pg_temp.evil(s, r, c)) AS evil_functions
+  FROM (VALUES ('now()', 'timestamptz', 'RETURN pg_catalog.now()'),
+               ('unnest(a anyarray)', 'SETOF anyelement',
+                'RETURN QUERY SELECT pg_catalog.unnest(a)'),
+               ('length(t text)', 'int', 'RETURN pg_catalog.length(t)'),
+               ('octet_length(t text)', 'int', 'RETURN pg_catalog.octet_length(t)'),
+               ('cardinality(a anyarray)', 'int', 'RETURN pg_catalog.cardinality(a)'),
+               ('array_position(a anyarray, e anyelement)', 'int',
+                'RETURN pg_catalog.array_position(a, e)'),
+               ('array_to_string(a anyarray, d text)', 'text',
+                'RETURN pg_catalog.array_to_string(a, d)'),
+               ('hashtextextended(t text, s bigint)', 'bigint',
+                'RETURN pg_catalog.hashtextextended(t, s)'),
+               ('format(f text, a text)', 'text', 'RETURN pg_catalog.format(f, a)'),
+               ('format(f text, a text, b text)', 'text', 'RETURN pg_catalog.format(f, a, b)'),
+               ('gt(a timestamptz, b timestamptz)', 'boolean',
+                'RETURN a OPERATOR(pg_catalog.>) b'),
+               ('le(a timestamptz, b timestamptz)', 'boolean',
+                'RETURN a OPERATOR(pg_catalog.<=) b'),
+               ('eq(a smallint, b smallint)', 'boolean', 'RETURN a OPERATOR(pg_catalog.=) b'),
+               ('cat(a text, b text)', 'text', 'RETURN a OPERATOR(pg_catalog.||) b'),
+               ('contained(a anyarray, b anyarray)', 'boolean',
+                'RETURN a OPERATOR(pg_catalog.<@) b')) f(s, r, c);
+CREATE OPERATOR evil.> (FUNCTION = evil.gt, LEFTARG = timestamptz, RIGHTARG = timestamptz);
+CREATE OPERATOR evil.<= (FUNCTION = evil.le, LEFTARG = timestamptz, RIGHTARG = timestamptz);
+CREATE OPERATOR evil.= (FUNCTION = evil.eq, LEFTARG = smallint, RIGHTARG = smallint);
+CREATE OPERATOR evil.|| (FUNCTION = evil.cat, LEFTARG = text, RIGHTARG = text);
+CREATE OPERATOR evil.<@ (FUNCTION = evil.contained, LEFTARG = anyarray, RIGHTARG = anyarray);
+-- (this file's own statements below name pg_catalog's functions in full)
+SET search_path = evil, pg_catalog;
+-- the evil functions do run where the path reaches them: here, in the caller's own SQL
+SELECT now() IS NOT NULL AS caller_sees_evil;
+SELECT awa.enqueue('path', 'later', run_at => pg_catalog.now() + interval '1 hour') > 0
+           AS deferred,
+       (SELECT count(*) FROM awa.enqueue_batch('path',
+            '[{"kind": "later", "run_at": "2999-01-01"}, {"kind": "due"}]')) AS batch,
+       awa.enqueue('path', 'retried') > 0 AS retried,
+       awa.enqueue('path', 'dies', max_attempts => 1) > 0 AS dies,
+       awa.enqueue('path', 'done') > 0 AS done;
+-- claim all four due jobs; fail two (a retry in an hour, which no promotion makes due
+-- before the end; one failed for good), heartbeat and complete the others, then the
+-- loop's calls
+CREATE TEMP TABLE held AS SELECT * FROM awa.claim('path', 10);
+SELECT pg_catalog.count(*) AS claimed FROM held;
+SELECT awa.fail(job_id, run_lease, 'boom', interval '1 hour') AS failed
+  FROM held WHERE kind = 'retried';
+SELECT awa.fail(job_id, run_lease, 'boom') AS failed_for_good
+  FROM held WHERE kind = 'dies';
+SELECT awa.heartbeat(job_id, run_lease, '{"p": 1}') AS beat FROM held WHERE kind = 'done';
+SELECT pg_catalog.count(*) AS completed
+  FROM held h, awa.complete_batch(ARRAY[h.job_id], ARRAY[h.run_lease]) c
+ WHERE h.kind IN ('done', 'due');
+SELECT awa.enqueue('path', 'loop') > 0 AS loop_one, awa.enqueue('path', 'loop') > 0 AS loop_two;
+SELECT job_id AS j_loop, run_lease AS l_loop FROM awa.complete_and_claim(NULL, NULL, 'path') \gset
+SELECT kind FROM awa.fail_and_claim(:j_loop, :l_loop, 'boom', interval '1 hour', 'path') \gset
+SELECT :'kind' AS next_claimed;
+-- unique keys at REPEATABLE READ and SERIALIZABLE (the key's own SQL), the default
+-- states and given ones
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT awa.enqueue('path', 'unique', unique_key => 'k') AS j_unique \gset
+SELECT awa.enqueue('path', 'unique', unique_key => 'k') = :j_unique AS rr_blocked,
+       awa.enqueue('path', 'unique', unique_key => 'k2', unique_states => '{available}')
+           <> :j_unique AS rr_new;
+COMMIT;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT awa.enqueue('path', 'unique', unique_key => 'k') = :j_unique AS serializable_blocked;
+COMMIT;
+RESET search_path;
+RESET ROLE;
+-- what was written: two later jobs and a retry deferred, one job failed for good, the
+-- unique jobs waiting
+SELECT kind, attempt, last_error FROM awa.deferred_jobs WHERE queue = 'path'
+ ORDER BY kind COLLATE "C", attempt;
+SELECT kind, attempts, error FROM awa.failed_jobs WHERE queue = 'path';
+SELECT * FROM awa.queue_counts('path');
+DROP OWNED BY awa_path_tenant;
+DROP ROLE awa_path_tenant;

@@ -83,3 +83,22 @@ SELECT * FROM pg_temp.lint_invoker_bodies(ARRAY['lint_api', 'lint_internal']::na
 SET client_min_messages = warning;
 DROP SCHEMA lint_api, lint_internal CASCADE;
 RESET client_min_messages;
+
+-- Lint C: a SECURITY DEFINER function pins its search_path, but for the API's entry
+-- points in C (docs/storage.md §5, "Privileges and search_path"): they resolve no name
+-- through the caller's path, and the SQL they reach runs under a path the library pins
+-- (src/rel/relcache.c, awa_path_pin; sql/10_hostile.sql, 7). A function that joins
+-- this list says so in review.
+SELECT p.oid::regprocedure AS definer_without_set, l.lanname
+  FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+ WHERE p.pronamespace IN ('awa'::regnamespace, 'awa_internal'::regnamespace)
+   AND p.prosecdef
+   AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%')
+ ORDER BY p.oid::regprocedure::text COLLATE "C";
+-- the SQL and PL/pgSQL functions those entry points call by OID without a pin of the
+-- library's (src/dataplane: unique.c, limits.c, xidspace.c) pin their own
+SELECT p.proname, p.proconfig
+  FROM pg_proc p
+ WHERE p.pronamespace = 'awa_internal'::regnamespace
+   AND p.proname IN ('unique_job', 'queue_open_attempts', 'refuse_subscribed_tables')
+ ORDER BY p.proname COLLATE "C";

@@ -1,7 +1,9 @@
 -- The checks of the API (isolation level, names, payloads, claims, jobs) and the
 -- insert path of due and deferred jobs (docs/storage.md §2, §5).
 --
--- search_path: the API entry points are SECURITY DEFINER with a pinned search_path;
+-- search_path: the API entry points are SECURITY DEFINER with a pinned search_path
+-- (a SET clause, or, for those in C, the library's pin around the SQL they reach:
+-- enqueue_jobs below runs under it; docs/storage.md §5);
 -- the helpers they call on the hot paths (here and in internal/attempts.sql) carry no SET
 -- clause of their own: they name every object with its schema, run with their
 -- caller's rights (so a caller's own search_path can only affect the caller), and a

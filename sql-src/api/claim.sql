@@ -109,7 +109,6 @@ CREATE OR REPLACE FUNCTION awa.claim(queue text, max_batch int DEFAULT 1,
                           deadline interval DEFAULT '5 minutes', wait interval DEFAULT NULL)
 RETURNS SETOF awa.claimed_job
 LANGUAGE C VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_claim';
 
 -- One claim of the queue's lanes, taking what is there now (src/dataplane/claim.c; called by

@@ -6,7 +6,6 @@
 -- job's terminal state (docs/storage.md A.15; 0.8 wrote a done entry as well).
 CREATE OR REPLACE FUNCTION awa.complete(job_id bigint, run_lease bigint) RETURNS boolean
 LANGUAGE C VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_complete';
 
 -- Completing many attempts in one round trip, in C (src/dataplane/complete.c): the locks taken in key order, then for each distinct attempt what awa.complete does; returns
@@ -14,7 +13,6 @@ AS 'MODULE_PATHNAME', 'awa_complete';
 CREATE OR REPLACE FUNCTION awa.complete_batch(job_ids bigint[], run_leases bigint[])
 RETURNS TABLE (job_id bigint, run_lease bigint)
 LANGUAGE C VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_complete_batch';
 
 -- Failing an attempt, in C (src/dataplane/attempts.c): the attempt's lock, its open receipt, then what
@@ -23,7 +21,6 @@ CREATE OR REPLACE FUNCTION awa.fail(job_id bigint, run_lease bigint, error text,
                          retry_in interval DEFAULT NULL)
 RETURNS boolean
 LANGUAGE C VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_fail';
 
 -- A heartbeat, in C (src/dataplane/attempts.c): the attempt's lock, its open receipt, then a row in the
@@ -31,7 +28,6 @@ AS 'MODULE_PATHNAME', 'awa_fail';
 CREATE OR REPLACE FUNCTION awa.heartbeat(job_id bigint, run_lease bigint, progress jsonb DEFAULT NULL)
 RETURNS boolean
 LANGUAGE C VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_heartbeat';
 
 -- 0.10: this transaction writes the data plane through SQL (a cancel): when it commits,

@@ -8,7 +8,6 @@ CREATE OR REPLACE FUNCTION awa.complete_and_claim(job_ids bigint[], run_leases b
                           deadline interval DEFAULT '5 minutes')
 RETURNS SETOF awa.claimed_job
 LANGUAGE C VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_complete_and_claim';
 
 -- The same loop when the job failed (0.10), in C (src/dataplane/attempts.c): the attempt
@@ -21,5 +20,4 @@ CREATE OR REPLACE FUNCTION awa.fail_and_claim(job_id bigint, run_lease bigint, e
                           deadline interval DEFAULT '5 minutes')
 RETURNS SETOF awa.claimed_job
 LANGUAGE C VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_fail_and_claim';

@@ -17,12 +17,10 @@ CREATE OR REPLACE FUNCTION awa.enqueue(queue text, kind text, args jsonb DEFAULT
                             unique_states text[] DEFAULT NULL)
 RETURNS bigint
 LANGUAGE C VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_enqueue';
 
 -- Many jobs in one round trip: a JSON array of objects with "kind" (required), "args",
 -- "priority", "run_at", "max_attempts". Returns the job ids in input order.
 CREATE OR REPLACE FUNCTION awa.enqueue_batch(queue text, jobs jsonb) RETURNS SETOF bigint
 LANGUAGE C VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'awa_enqueue_batch';

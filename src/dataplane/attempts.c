@@ -97,6 +97,7 @@ insert_failed(AwaReceipt *r, Datum error)
 	INT4OID, TEXTOID, TIMESTAMPTZOID};
 	Datum		v[9];
 	char		n[9];
+	int			nest;
 	int			i;
 
 	v[0] = awa_receipt_col(r, "job_id");
@@ -112,6 +113,7 @@ insert_failed(AwaReceipt *r, Datum error)
 		n[i] = ' ';
 	if (error == (Datum) 0)
 		n[7] = 'n';
+	nest = awa_path_pin();
 	SPI_connect();
 	if (SPI_execute_with_args("INSERT INTO awa.failed_jobs (job_id, queue, priority, kind, "
 							  "args, attempts, max_attempts, error, created_at) "
@@ -120,6 +122,7 @@ insert_failed(AwaReceipt *r, Datum error)
 							  9, types, v, n, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "awa_bgw: could not record a failed job");
 	SPI_finish();
+	awa_path_unpin(nest);
 }
 
 /* awa.fail_attempt(r, 'failed', error, retry_in) */

@@ -511,6 +511,7 @@ enqueue_deferred(Oid nsp, text *queue, AwaNewJob *jobs, int njobs)
 	TupleDesc	desc;
 	Datum	   *elems = palloc(njobs * sizeof(Datum));
 	Oid			fn;
+	int			nest;
 	int			i;
 
 	if (!OidIsValid(typid))
@@ -520,9 +521,11 @@ enqueue_deferred(Oid nsp, text *queue, AwaNewJob *jobs, int njobs)
 	for (i = 0; i < njobs; i++)
 		elems[i] = new_job_datum(desc, &jobs[i]);
 	fn = awa_internal_function("enqueue_jobs", 2, argtypes);
+	nest = awa_path_pin();
 	OidFunctionCall2(fn, PointerGetDatum(queue),
 					 PointerGetDatum(construct_array(elems, njobs, typid, -1, false,
 													 TYPALIGN_DOUBLE)));
+	awa_path_unpin(nest);
 }
 
 /*

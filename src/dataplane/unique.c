@@ -190,6 +190,7 @@ unique_job_fresh(text *queue, const Datum *v, const bool *n, int64 job_id)
 	int64	   *ids;
 	int			nids;
 	int64		result = job_id;
+	int			nest;
 	int			i;
 
 	args[0] = PointerGetDatum(queue);
@@ -198,6 +199,7 @@ unique_job_fresh(text *queue, const Datum *v, const bool *n, int64 job_id)
 		args[i + 1] = n[i] ? (Datum) 0 : v[i];
 		nulls[i + 1] = n[i] ? 'n' : ' ';
 	}
+	nest = awa_path_pin();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	run_sql(psprintf(LOCK_SQL, nsp, nsp, nsp), args, nulls);
@@ -217,6 +219,7 @@ unique_job_fresh(text *queue, const Datum *v, const bool *n, int64 job_id)
 		run_sql(psprintf("INSERT INTO awa.unique_keys (queue, unique_key, job_id, created_at) "
 						 "SELECT $1, $2, " INT64_FORMAT ", now()", job_id), args, nulls);
 	SPI_finish();
+	awa_path_unpin(nest);
 	return result;
 }
 

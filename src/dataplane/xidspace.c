@@ -103,13 +103,17 @@ refuse_subscribed_tables(void)
 	(void) FunctionCallInvoke(fcinfo);
 }
 
-/* Run sql (one text column, one row) and return its value, palloc'd here. */
+/*
+ * Run sql (one text column, one row) under the pinned path (awa_path_pin) and
+ * return its value, palloc'd here.
+ */
 static char *
 query_text(const char *sql)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	char	   *value;
 	char	   *result;
+	int			nest = awa_path_pin();
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -118,6 +122,7 @@ query_text(const char *sql)
 	value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	result = MemoryContextStrdup(caller, value ? value : "");
 	SPI_finish();
+	awa_path_unpin(nest);
 	return result;
 }
 

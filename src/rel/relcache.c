@@ -52,6 +52,7 @@
 #include "nodes/primnodes.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -264,6 +265,31 @@ awa_internal_function(const char *name, int nargs, const Oid *argtypes)
 						 "(ALTER EXTENSION awa_bgw UPDATE).")));
 	pfree(args);
 	return fn;
+}
+
+/*
+ * The API's entry points in C run as the extension's owner without a SET
+ * clause (docs/storage.md §5, "Privileges and search_path"): the SQL they run
+ * (SPI, or a SQL or PL/pgSQL function called by OID that has no SET of its
+ * own) runs between awa_path_pin and awa_path_unpin, under the path the SET
+ * clause gave. An error on the way unwinds the pin with the (sub)transaction,
+ * as it unwinds a SET clause's.
+ */
+int
+awa_path_pin(void)
+{
+	int			nest = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	return nest;
+}
+
+/* the caller's search_path again, as it was at awa_path_pin (nest, its result) */
+void
+awa_path_unpin(int nest)
+{
+	AtEOXact_GUC(true, nest);
 }
 
 /*

@@ -22,6 +22,8 @@ extern void awa_relcache_listen(AwaRelcacheListener listener);
 extern Oid	awa_namespace(void);
 extern Oid	awa_internal_namespace(void);
 extern Oid	awa_internal_function(const char *name, int nargs, const Oid *argtypes);
+extern int	awa_path_pin(void);
+extern void awa_path_unpin(int nest);
 extern const char *awa_internal_schema_quoted(void);
 extern Oid	awa_relid(Oid nsp, const char *name);
 extern Relation awa_open_table(Oid nsp, const char *family, int slot);
