@@ -9,7 +9,8 @@
 -- index made if there is none (bloom, a range a page). The receipts fill several
 -- pages of one claim child (a 200-character kind, some 20 receipts a page), enough
 -- for several ranges, summarized by hand, and an unsummarized tail of at least 8
--- pages; the outputs do not depend on the range size.
+-- pages; the outputs do not depend on the range size. Last, the lookups of the
+-- attempts this session claimed, which read first where the claim wrote them.
 \i sql/fresh.inc
 SET statement_timeout = '120s';
 DO $$
@@ -38,20 +39,6 @@ BEGIN
                WITH (pages_per_range = 1, autosummarize = off);
     END IF;
 END $$;
--- the claim children's indexes that lead with job_id
-CREATE VIEW pg_temp.receipt_job_indexes AS
-SELECT am.amname, (SELECT string_agg(a.attname, ', ' ORDER BY k.n)
-                     FROM unnest(i.indkey) WITH ORDINALITY k(att, n)
-                     JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.att)
-                  AS keys, count(*) AS children
-  FROM pg_inherits h
-  JOIN pg_index i ON i.indrelid = h.inhrelid
-  JOIN pg_class c ON c.oid = i.indexrelid
-  JOIN pg_am am ON am.oid = c.relam
-  JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
- WHERE h.inhparent = 'awa.lease_claims'::regclass AND a.attname = 'job_id'
- GROUP BY 1, 2;
-SELECT * FROM pg_temp.receipt_job_indexes;
 SELECT coalesce((SELECT o.option_value::int FROM pg_options_to_table(c.reloptions) o
                   WHERE o.option_name = 'pages_per_range'), 128) AS ppr
   FROM pg_inherits h JOIN pg_index i ON i.indrelid = h.inhrelid
@@ -81,6 +68,24 @@ BEGIN
                   >= v_pages;
     END LOOP;
 END $$;
+-- a new session: the lookups below find no receipt where a claim of theirs wrote it
+-- (src/dataplane/receipthints.c, at the end), and read the BRIN index and pages
+\c -
+SET statement_timeout = '120s';
+-- the claim children's indexes that lead with job_id
+CREATE VIEW pg_temp.receipt_job_indexes AS
+SELECT am.amname, (SELECT string_agg(a.attname, ', ' ORDER BY k.n)
+                     FROM unnest(i.indkey) WITH ORDINALITY k(att, n)
+                     JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.att)
+                  AS keys, count(*) AS children
+  FROM pg_inherits h
+  JOIN pg_index i ON i.indrelid = h.inhrelid
+  JOIN pg_class c ON c.oid = i.indexrelid
+  JOIN pg_am am ON am.oid = c.relam
+  JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+ WHERE h.inhparent = 'awa.lease_claims'::regclass AND a.attname = 'job_id'
+ GROUP BY 1, 2;
+SELECT * FROM pg_temp.receipt_job_indexes;
 SELECT min(tableoid::regclass::text) AS child, count(DISTINCT tableoid) AS children,
        count(*) AS receipts, max((ctid::text::point)[0])::int + 1 AS pages
   FROM awa.lease_claims \gset
@@ -251,3 +256,38 @@ END $$;
 SELECT sqlstate_of(format('SELECT awa.complete(%s, %s)', :y, :ly)) AS no_index;
 ROLLBACK;
 SELECT awa.complete(:y, :ly) AS by_brin;
+
+-- Where this session's claims wrote their receipts (src/dataplane/receipthints.c): the
+-- heartbeat, completion and batch completion of those attempts read that tuple and not
+-- the child's BRIN index. A claim rolled back (its tuple not seen) and a lease that was
+-- not claimed are looked up through the index, and refused.
+SELECT count(awa.enqueue('rh', 'hinted')) AS enqueued FROM generate_series(1, 3);
+BEGIN;
+SELECT job_id AS hr, run_lease AS lhr FROM awa.claim('rh') \gset
+ROLLBACK;
+SELECT job_id AS h1, run_lease AS lh1 FROM awa.claim('rh') \gset
+SELECT job_id AS h2, run_lease AS lh2 FROM awa.claim('rh') \gset
+SELECT :h1 = :hr AS claimed_again, :lh1 <> :lhr AS new_lease;
+SELECT c.oid::regclass AS hbrin
+  FROM awa.lease_claims l JOIN pg_index i ON i.indrelid = l.tableoid
+  JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
+ WHERE l.job_id = :h1 AND l.run_lease = :lh1 AND am.amname = 'brin' \gset
+BEGIN;
+SELECT pg_stat_get_xact_blocks_fetched(:'hbrin'::regclass) AS b0 \gset
+SELECT awa.complete(:hr, :lhr) AS rolled_back_claim;
+SELECT pg_stat_get_xact_blocks_fetched(:'hbrin'::regclass) > :b0 AS index_read;
+COMMIT;
+BEGIN;
+SELECT pg_stat_get_xact_blocks_fetched(:'hbrin'::regclass) AS b0 \gset
+SELECT awa.heartbeat(:h1, :lh1) AS beat, awa.complete(:h1, :lh1) AS completed;
+SELECT count(*) AS batch_completed FROM awa.complete_batch(ARRAY[:h2], ARRAY[:lh2]);
+SELECT pg_stat_get_xact_blocks_fetched(:'hbrin'::regclass) = :b0 AS index_not_read;
+COMMIT;
+BEGIN;
+SELECT pg_stat_get_xact_blocks_fetched(:'hbrin'::regclass) AS b0 \gset
+SELECT job_id AS h3, run_lease AS lh3 FROM awa.claim('rh') \gset
+SELECT awa.complete(:h3, :lh3 + 1) AS wrong_lease;
+SELECT pg_stat_get_xact_blocks_fetched(:'hbrin'::regclass) > :b0 AS index_read;
+SELECT awa.fail(:h3, :lh3, 'boom', interval '1 hour') AS failed;
+COMMIT;
+SELECT state, count(*) FROM unnest(ARRAY[:h1, :h2, :h3]) i, awa.job(i) GROUP BY 1 ORDER BY 1;

@@ -63,6 +63,7 @@
 #include "src/dataplane/privlock.h"
 #include "src/dataplane/probes.h"
 #include "src/dataplane/queuepolicy.h"
+#include "src/dataplane/receipthints.h"
 #include "src/dataplane/tokens.h"
 #include "src/dataplane/wait.h"
 #include "src/dataplane/windows.h"
@@ -256,6 +257,30 @@ receipt_args_column(Relation child)
 	return TupleDescAttr(RelationGetDescr(child), a - 1)->attnotnull ? InvalidAttrNumber : a;
 }
 
+/*
+ * Where the receipts of taken went (tids, in the order of taken), for this
+ * backend's lookups of those attempts (receipthints.c).
+ */
+static void
+remember_receipts(Relation child, List *taken, const ItemPointerData *tids)
+{
+	AttrNumber	a_job = awa_column_number(child, "job_id");
+	AttrNumber	a_lease = awa_column_number(child, "run_lease");
+	ListCell   *lc;
+	int			i = 0;
+
+	/* (a lease is a bigint token since 0.9: A.6) */
+	if (TupleDescAttr(RelationGetDescr(child), a_lease - 1)->atttypid != INT8OID)
+		return;
+	foreach(lc, taken)
+	{
+		WindowEntry *e = lfirst(lc);
+
+		awa_receipt_hint_put(RelationGetRelid(child), DatumGetInt64(e->values[a_job - 1]),
+							 DatumGetInt64(e->values[a_lease - 1]), &tids[i++]);
+	}
+}
+
 /* e as a receipt, without its args when a_args is valid; e itself unchanged */
 static void
 put_receipt(RowInserter *ri, WindowEntry *e, AttrNumber a_args)
@@ -296,6 +321,7 @@ insert_receipts(Claim *c, Relation child, List *taken, WindowEntry *last,
 		at[i] = awa_column_number(child, receipt_set[i]);
 	awa_activity_note();
 	awa_row_inserter_begin(&ri, child);
+	ri.tids = palloc(list_length(taken) * sizeof(ItemPointerData));
 	list_sort(taken, entry_cmp);
 	foreach(lc, taken)
 	{
@@ -318,6 +344,7 @@ insert_receipts(Claim *c, Relation child, List *taken, WindowEntry *last,
 		put_result(c, map, e);
 	}
 	awa_row_inserter_end(&ri);
+	remember_receipts(child, taken, ri.tids);
 }
 
 /*

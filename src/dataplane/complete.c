@@ -50,6 +50,7 @@
 #include "src/dataplane/privlock.h"
 #include "src/dataplane/probes.h"
 #include "src/dataplane/queuepolicy.h"
+#include "src/dataplane/receipthints.h"
 #include "src/dataplane/wait.h"
 #include "src/rel/inserter.h"
 #include "src/rel/relcache.h"
@@ -102,13 +103,15 @@ finder_begin(ReceiptFinder *f, Oid nsp, const AwaFreshRead *fresh)
  * lease_claim_closures) holds the attempt (its row in the scan's slot): the
  * child's scan (src/rel/scan.c awa_child_scan_attempt: the closures by their
  * btree on (job_id, run_lease), the receipts by theirs or, in 0.10, by their
- * BRIN index on job_id, newest page first) is begun on the first probe of
- * the slot and keyed again for the next attempt.
+ * BRIN index on job_id, newest page first, after the tuple where this
+ * backend's claim wrote the receipt when it did: receipthints.c) is begun on
+ * the first probe of the slot and keyed again for the next attempt.
  */
 static bool
 probe(ReceiptFinder *f, int family, int k, int64 job_id, int64 run_lease)
 {
 	ChildScan  *cs = &f->scans[family][k];
+	ItemPointerData hint;
 	int			i;
 
 	if (cs->heap == NULL)
@@ -123,6 +126,9 @@ probe(ReceiptFinder *f, int family, int k, int64 job_id, int64 run_lease)
 	}
 	else
 		awa_child_scan_rekey(cs, job_id, run_lease);
+	if (family == 0 &&
+		awa_receipt_hint_get(RelationGetRelid(cs->heap), job_id, run_lease, &hint))
+		awa_child_scan_hint(cs, &hint);
 	return awa_child_scan_next(cs, ForwardScanDirection);
 }
 

@@ -260,8 +260,11 @@ row_inserter_flush(RowInserter *ri)
 	for (i = 0; i < ri->held; i++)
 	{
 		awa_insert_index_tuples(ri->rri, ri->slots[i], ri->estate);
+		if (ri->tids != NULL)
+			ri->tids[ri->written + i] = ri->slots[i]->tts_tid;
 		ExecClearTuple(ri->slots[i]);
 	}
+	ri->written += ri->held;
 	ri->held = 0;
 	ri->held_bytes = 0;
 }

@@ -24,6 +24,10 @@ typedef struct RowInserter
 	struct ResultRelInfo *rri;
 	int			held;			/* rows in slots[] not yet written */
 	Size		held_bytes;		/* their heap tuples' length */
+	ItemPointerData *tids;		/* NULL, or where each row's TID goes once it
+								 * is written, in the order put (the caller
+								 * sets it after awa_row_inserter_begin) */
+	int			written;		/* rows written */
 	TupleTableSlot *slots[AWA_INSERT_BATCH];	/* made as needed */
 } RowInserter;
 

@@ -23,7 +23,9 @@
  * the attempt: its run_lease compared too) that the fresh read's filter
  * sees. A job's rows are read in block order; an attempt's newest first (the
  * last run first, each backward), since its receipt is nearly always in the
- * last pages written and the callers stop at the first row.
+ * last pages written and the callers stop at the first row; before any of
+ * that, the one tuple a hint names (awa_child_scan_hint), whose row, when it
+ * is the attempt's, spares the bitmap.
  *
  * src/rel/scan.c
  *
@@ -164,8 +166,10 @@ brin_job_key(ScanKey key, Relation index, int64 job_id)
  * Begins the bitmap mode of cs on heap and index (BRIN on job_id), unkeyed
  * (bitmap_key): the index's bitmap scan and the range scans are under the
  * fresh read's snapshot (SnapshotAny at SERIALIZABLE, so that neither takes a
- * predicate lock) or the active one. The bitmap scan is kept for the next
- * key; it and the index stay open until awa_child_scan_end.
+ * predicate lock) or the active one. The bitmap scan is begun when a
+ * bitmap is first built (a hint's tuple may spare it: its begin reads the
+ * index's metapage) and kept for the next key; it and the index stay open
+ * until awa_child_scan_end.
  */
 static void
 bitmap_begin(ChildScan *cs, Relation heap, Relation index, const AwaFreshRead *fresh)
@@ -180,7 +184,9 @@ bitmap_begin(ChildScan *cs, Relation heap, Relation index, const AwaFreshRead *f
 	cs->snapshot = fresh != NULL ? fresh->snapshot : GetActiveSnapshot();
 	cs->job_att = awa_column_number(heap, "job_id");
 	cs->lease_att = InvalidAttrNumber;
-	cs->scan = awa_index_beginscan_bitmap(index, cs->snapshot, 1);
+	cs->scan = NULL;			/* begun by the first bitmap_build */
+	cs->hint_due = false;
+	cs->bitmap_due = false;
 	cs->runs = NULL;
 	cs->nruns = 0;
 	cs->runs_begun = 0;
@@ -230,23 +236,49 @@ bitmap_runs(ChildScan *cs, TIDBitmap *tbm)
 }
 
 /*
- * Keys the bitmap mode of cs on job_id: the pages the index says may hold it
- * (whole pages, of each range that may, or is not summarized), as runs.
+ * The bitmap's runs: the pages the index says may hold cs->job_id (whole
+ * pages, of each range that may, or is not summarized).
  */
 static void
-bitmap_key(ChildScan *cs, int64 job_id)
+bitmap_build(ChildScan *cs)
 {
 	ScanKeyData key;
 	TIDBitmap  *tbm;
 
 	bitmap_reset(cs);
-	cs->job_id = job_id;
-	brin_job_key(&key, cs->index, job_id);
+	if (cs->scan == NULL)
+		cs->scan = awa_index_beginscan_bitmap(cs->index, cs->snapshot, 1);
+	brin_job_key(&key, cs->index, cs->job_id);
 	index_rescan(cs->scan, &key, 1, NULL, 0);
 	tbm = tbm_create(work_mem * 1024L, NULL);
 	(void) index_getbitmap(cs->scan, tbm);
 	bitmap_runs(cs, tbm);
 	tbm_free(tbm);
+}
+
+/*
+ * Keys the bitmap mode of cs on job_id. The bitmap is built when the rows
+ * are first asked for (bitmap_next): after the tuple of a hint
+ * (awa_child_scan_hint), and only when that was not the row.
+ */
+static void
+bitmap_key(ChildScan *cs, int64 job_id)
+{
+	bitmap_reset(cs);
+	cs->job_id = job_id;
+	cs->hint_due = false;
+	cs->bitmap_due = true;
+}
+
+/*
+ * Begins the TID range scan of the hint's one tuple, as a run (under the
+ * same snapshot, its row compared as the runs' are).
+ */
+static void
+hint_begin(ChildScan *cs)
+{
+	cs->hint_due = false;
+	cs->range = table_beginscan_tidrange(cs->heap, cs->snapshot, &cs->hint, &cs->hint);
 }
 
 /*
@@ -304,8 +336,16 @@ bitmap_next(ChildScan *cs)
 
 	for (;;)
 	{
-		if (cs->range == NULL && !bitmap_next_run(cs))
-			return false;
+		if (cs->range == NULL && cs->hint_due)
+			hint_begin(cs);
+		else if (cs->range == NULL && !bitmap_next_run(cs))
+		{
+			if (!cs->bitmap_due)
+				return false;
+			cs->bitmap_due = false;
+			bitmap_build(cs);
+			continue;
+		}
 		if (!table_scan_getnextslot_tidrange(cs->range, dir, cs->slot))
 		{
 			table_endscan(cs->range);
@@ -410,6 +450,22 @@ awa_child_scan_rekey(ChildScan *cs, int64 job_id, int64 run_lease)
 		!awa_int_key(&keys[1], cs->index, 2, run_lease);
 	if (!cs->none)
 		index_rescan(cs->scan, keys, 2, NULL, 0);
+}
+
+/*
+ * Reads the tuple at tid first, for the attempt the scan is keyed on, when it
+ * is in bitmap mode (src/dataplane/receipthints.c: where this backend's claim
+ * wrote the attempt's receipt): the row there is taken only when it is the
+ * attempt's and seen, as a row of the bitmap's pages; else the bitmap is read
+ * as without it. In index mode the index is read as before.
+ */
+void
+awa_child_scan_hint(ChildScan *cs, const ItemPointerData *tid)
+{
+	if (!cs->bitmap)
+		return;
+	cs->hint = *tid;
+	cs->hint_due = true;
 }
 
 /*
@@ -520,7 +576,8 @@ awa_child_scan_end(ChildScan *cs)
 {
 	if (cs->bitmap)
 		bitmap_reset(cs);
-	index_endscan(cs->scan);
+	if (cs->scan != NULL)
+		index_endscan(cs->scan);
 	ExecDropSingleTupleTableSlot(cs->slot);
 	index_close(cs->index, NoLock);
 	table_close(cs->heap, NoLock);

@@ -71,6 +71,9 @@ typedef struct ChildScan
 	int64		job_id;			/* the rows wanted (the pages are lossy) */
 	AttrNumber	lease_att;		/* the heap's run_lease; Invalid: any lease */
 	int64		run_lease;
+	ItemPointerData hint;		/* a tuple to read before the bitmap's runs */
+	bool		hint_due;		/* ... not read yet */
+	bool		bitmap_due;		/* the bitmap is yet to be built */
 	AwaPageRun *runs;			/* the bitmap's runs, in block order */
 	int			nruns;
 	int			runs_begun;		/* how many of them were begun */
@@ -88,6 +91,7 @@ extern void awa_child_scan_job(ChildScan *cs, Relation heap, int64 job_id,
 extern void awa_child_scan_attempt(ChildScan *cs, Relation heap, int64 job_id,
 								   int64 run_lease, const AwaFreshRead *fresh);
 extern void awa_child_scan_rekey(ChildScan *cs, int64 job_id, int64 run_lease);
+extern void awa_child_scan_hint(ChildScan *cs, const ItemPointerData *tid);
 extern bool awa_child_scan_next(ChildScan *cs, ScanDirection dir);
 extern void awa_child_scan_end(ChildScan *cs);
 extern void awa_fresh_read_begin(AwaFreshRead *fresh);
