@@ -113,16 +113,14 @@ insert_failed(AwaReceipt *r, Datum error)
 		n[i] = ' ';
 	if (error == (Datum) 0)
 		n[7] = 'n';
-	nest = awa_path_pin();
-	SPI_connect();
+	nest = awa_spi_connect_pinned();
 	if (SPI_execute_with_args("INSERT INTO awa.failed_jobs (job_id, queue, priority, kind, "
 							  "args, attempts, max_attempts, error, created_at) "
 							  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
 							  "ON CONFLICT (job_id) DO NOTHING",
 							  9, types, v, n, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "awa_bgw: could not record a failed job");
-	SPI_finish();
-	awa_path_unpin(nest);
+	awa_spi_finish_unpinned(nest);
 }
 
 /* awa.fail_attempt(r, 'failed', error, retry_in) */

@@ -258,14 +258,15 @@ receipt_args_column(Relation child)
 }
 
 /*
- * Where the receipts of taken went (tids, in the order of taken), for this
- * backend's lookups of those attempts (receipthints.c).
+ * Where the receipts of taken went (tids, in the order of taken; a_lease is
+ * the run_lease column the claim set), for this backend's lookups of those
+ * attempts (receipthints.c).
  */
 static void
-remember_receipts(Relation child, List *taken, const ItemPointerData *tids)
+remember_receipts(Relation child, List *taken, const ItemPointerData *tids,
+				  AttrNumber a_lease)
 {
 	AttrNumber	a_job = awa_column_number(child, "job_id");
-	AttrNumber	a_lease = awa_column_number(child, "run_lease");
 	ListCell   *lc;
 	int			i = 0;
 
@@ -344,7 +345,7 @@ insert_receipts(Claim *c, Relation child, List *taken, WindowEntry *last,
 		put_result(c, map, e);
 	}
 	awa_row_inserter_end(&ri);
-	remember_receipts(child, taken, ri.tids);
+	remember_receipts(child, taken, ri.tids, at[R_LEASE]);
 }
 
 /*

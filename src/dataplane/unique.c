@@ -199,9 +199,7 @@ unique_job_fresh(text *queue, const Datum *v, const bool *n, int64 job_id)
 		args[i + 1] = n[i] ? (Datum) 0 : v[i];
 		nulls[i + 1] = n[i] ? 'n' : ' ';
 	}
-	nest = awa_path_pin();
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	nest = awa_spi_connect_pinned();
 	run_sql(psprintf(LOCK_SQL, nsp, nsp, nsp), args, nulls);
 	CommandCounterIncrement();
 	awa_fresh_read_begin(&fresh);
@@ -218,8 +216,7 @@ unique_job_fresh(text *queue, const Datum *v, const bool *n, int64 job_id)
 	if (result == job_id)
 		run_sql(psprintf("INSERT INTO awa.unique_keys (queue, unique_key, job_id, created_at) "
 						 "SELECT $1, $2, " INT64_FORMAT ", now()", job_id), args, nulls);
-	SPI_finish();
-	awa_path_unpin(nest);
+	awa_spi_finish_unpinned(nest);
 	return result;
 }
 

@@ -113,16 +113,13 @@ query_text(const char *sql)
 	MemoryContext caller = CurrentMemoryContext;
 	char	   *value;
 	char	   *result;
-	int			nest = awa_path_pin();
+	int			nest = awa_spi_connect_pinned();
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute(sql, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "awa_bgw: \"%s\" returned no row", sql);
 	value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	result = MemoryContextStrdup(caller, value ? value : "");
-	SPI_finish();
-	awa_path_unpin(nest);
+	awa_spi_finish_unpinned(nest);
 	return result;
 }
 

@@ -48,6 +48,7 @@
 #include "catalog/pg_proc.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/primnodes.h"
 #include "utils/acl.h"
@@ -290,6 +291,28 @@ void
 awa_path_unpin(int nest)
 {
 	AtEOXact_GUC(true, nest);
+}
+
+/*
+ * SPI connected under the pinned path: what C code that runs SQL text calls
+ * first; awa_spi_finish_unpinned(its result) after the last statement.
+ */
+int
+awa_spi_connect_pinned(void)
+{
+	int			nest = awa_path_pin();
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	return nest;
+}
+
+/* SPI finished, then the caller's path again (nest: awa_spi_connect_pinned's) */
+void
+awa_spi_finish_unpinned(int nest)
+{
+	SPI_finish();
+	awa_path_unpin(nest);
 }
 
 /*

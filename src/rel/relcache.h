@@ -24,6 +24,8 @@ extern Oid	awa_internal_namespace(void);
 extern Oid	awa_internal_function(const char *name, int nargs, const Oid *argtypes);
 extern int	awa_path_pin(void);
 extern void awa_path_unpin(int nest);
+extern int	awa_spi_connect_pinned(void);
+extern void awa_spi_finish_unpinned(int nest);
 extern const char *awa_internal_schema_quoted(void);
 extern Oid	awa_relid(Oid nsp, const char *name);
 extern Relation awa_open_table(Oid nsp, const char *family, int slot);

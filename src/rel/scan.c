@@ -245,7 +245,8 @@ bitmap_build(ChildScan *cs)
 	ScanKeyData key;
 	TIDBitmap  *tbm;
 
-	bitmap_reset(cs);
+	/* due only once after bitmap_key, which reset the runs */
+	Assert(cs->range == NULL && cs->runs == NULL);
 	if (cs->scan == NULL)
 		cs->scan = awa_index_beginscan_bitmap(cs->index, cs->snapshot, 1);
 	brin_job_key(&key, cs->index, cs->job_id);
