@@ -56,6 +56,11 @@
 #   before and after without connecting) and, of it, the awa_bgw worker's, WAL bytes per completed job
 #   (pg_current_wal_insert_lsn(), one short connection at each end), the WAL records that
 #   name pg_class's file (pg_waldump) per hour, and the jobs completed per second;
+#   With BENCH_COST_SLICES=N (default 1), each round runs the two sides of a rate on
+#   fresh queues after one CHECKPOINT in N alternating windows of BENCH_COST_SECS / N s
+#   each (the round's first side first), and sums each side's windows: the two systems
+#   then meet the same moments of a noisy machine. The awa_bgw worker's CPU in the
+#   baseline's windows is counted as awa_bgw's; the WAL of a window is its side's.
 #   the idle minute: after the rate cells, a fresh queue, ANALYZE and VACUUM, the worker
 #   leading and no client connected, ${BENCH_COST_IDLE_SECS:-60} s of server CPU and WAL
 #   (sampled the same way); then the server restarted with shared_preload_libraries = ''
@@ -461,6 +466,9 @@ cost_secs=${BENCH_COST_SECS:-60}
 idle_secs=${BENCH_COST_IDLE_SECS:-60}
 cost_clients=${BENCH_COST_CLIENTS:-8}
 cost_rounds=${BENCH_COST_ROUNDS:-1}
+cost_slices=${BENCH_COST_SLICES:-1}
+rated_secs=$((cost_secs / cost_slices))
+[ "$rated_secs" -ge 5 ] || { echo "BENCH_COST_SECS / BENCH_COST_SLICES must be at least 5 s" >&2; exit 2; }
 # the WAL of every window is kept until its records are counted (at the end)
 "${psql[@]}" -c "ALTER SYSTEM SET wal_keep_size = '8GB'" -c 'SELECT pg_reload_conf()' >/dev/null
 # pg_class's file in this database: the records naming it are its writes
@@ -493,6 +501,7 @@ relname() {   # tablespace/database/filenode -> the relation's name, if it is in
 insert_lsn() { "${psql[@]}" -c 'SELECT pg_current_wal_insert_lsn()'; }
 now() { date +%s.%N; }
 cost_spans=()
+declare -A span_jobs span_secs   # of each window's span: the jobs completed, its seconds
 window() {   # window NAME CMD...: runs CMD between the samples (CPU from /proc, then one
              # short connection for the LSN; at the end the same in reverse order);
              # sets w_ms (server CPU), w_worker_ms (of it, the awa_bgw worker's),
@@ -509,12 +518,12 @@ window() {   # window NAME CMD...: runs CMD between the samples (CPU from /proc,
     w_secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
     cost_spans+=("$name $l0 $l1")
 }
-rated() {   # rated PRODUCER CONSUMER RATE: both pgbench, -R RATE each, for cost_secs s
+rated() {   # rated PRODUCER CONSUMER RATE: both pgbench, -R RATE each, for rated_secs s
     local prod
-    "${run_as[@]}" "$bin/pgbench" -n -c "$cost_clients" -j 2 -R "$3" -T "$cost_secs" -h "$work" -p "$port" \
+    "${run_as[@]}" "$bin/pgbench" -n -c "$cost_clients" -j 2 -R "$3" -T "$rated_secs" -h "$work" -p "$port" \
         -U postgres -f "$work/$1.sql" postgres >"$work/producer.out" 2>&1 &
     prod=$!
-    "${run_as[@]}" "$bin/pgbench" -n -c "$cost_clients" -j 2 -R "$3" -T "$cost_secs" -h "$work" -p "$port" \
+    "${run_as[@]}" "$bin/pgbench" -n -c "$cost_clients" -j 2 -R "$3" -T "$rated_secs" -h "$work" -p "$port" \
         -U postgres -f "$work/$2.sql" postgres >"$work/consumer.out" 2>&1 \
         || { cat "$work/consumer.out" >&2; return 1; }
     wait "$prod" || { cat "$work/producer.out" >&2; return 1; }
@@ -531,7 +540,38 @@ cost_side() {   # cost_side awa|skip RATE [SPAN-SUFFIX]: one side on a fresh que
     n0=$($done_fn)
     window "$1@$2${3:-}" rated "$p" "$c" "$2"
     n1=$($done_fn)
+    span_jobs["$1@$2${3:-}"]=$((n1 - n0)); span_secs["$1@$2${3:-}"]=$w_secs
     res="$w_ms $w_wal $((n1 - n0)) $w_secs $w_worker_ms"
+}
+cost_pair() {   # cost_pair RATE SPAN-SUFFIX FIRST SECOND: both sides at once on fresh
+                # queues after one CHECKPOINT, in cost_slices windows each of
+                # cost_secs / cost_slices s, alternating (FIRST, SECOND, FIRST, ...);
+                # sets res_awa and res_skip as cost_side sets res. The awa_bgw worker's
+                # CPU in the baseline's windows is moved to awa_bgw's; the WAL of a
+                # window is its side's (the worker's in the baseline's windows included)
+    local i side p c done_fn n0 n1 name
+    local -A ms wal n secs wk
+    reset_queues
+    "${psql[@]}" -c VACUUM -c CHECKPOINT >/dev/null
+    for side in awa skip; do ms[$side]=0; wal[$side]=0; n[$side]=0; secs[$side]=0; wk[$side]=0; done
+    for i in $(seq "$cost_slices"); do
+        for side in "$3" "$4"; do
+            if [ "$side" = awa ]; then p=cost_producer; c=consumer; done_fn=awa_done
+            else p=skip_cost_producer; c=skip_consumer; done_fn=skip_rows_done; fi
+            # the first window of a side is named as cost_side names it (its records
+            # are listed); the others carry /sI
+            name="$side@$1$2"; [ "$i" = 1 ] || name="$side@$1${2:-/r1}s$i"
+            n0=$($done_fn)
+            window "$name" rated "$p" "$c" "$1"
+            n1=$($done_fn)
+            span_jobs["$name"]=$((n1 - n0)); span_secs["$name"]=$w_secs
+            ms[$side]=$((ms[$side] + w_ms)); wal[$side]=$((wal[$side] + w_wal))
+            n[$side]=$((n[$side] + n1 - n0)); wk[$side]=$((wk[$side] + w_worker_ms))
+            secs[$side]=$(awk -v a="${secs[$side]}" -v b="$w_secs" 'BEGIN { printf "%.1f", a + b }')
+        done
+    done
+    res_awa="$((ms[awa] + wk[skip])) ${wal[awa]} ${n[awa]} ${secs[awa]} $((wk[awa] + wk[skip]))"
+    res_skip="$((ms[skip] - wk[skip])) ${wal[skip]} ${n[skip]} ${secs[skip]} 0"
 }
 skip_rows_done() {   # the baseline's completions, exactly: on a fresh table, the rows
                      # inserted (its id sequence) less the rows left
@@ -564,8 +604,12 @@ for r in $(seq "$cost_rounds"); do
         else
             order=(skip awa)
         fi
+        sfx=$([ "$r" = 1 ] || echo "/r$r")
+        [ "$cost_slices" = 1 ] || cost_pair "$rate_" "$sfx" "${order[@]}"
         for side in "${order[@]}"; do
-            cost_side "$side" "$rate_" "$([ "$r" = 1 ] || echo "/r$r")"
+            if [ "$cost_slices" = 1 ]; then cost_side "$side" "$rate_" "$sfx"
+            elif [ "$side" = awa ]; then res=$res_awa
+            else res=$res_skip; fi
             read -r ms b n s wk <<<"$res"
             k=$side$rate_$r
             cpu[$k]=$(per_job "$ms" "$n" %.3f); wal[$k]=$(per_job "$b" "$n" %.0f)
@@ -630,7 +674,7 @@ for rate_ in 200 1000; do
     echo "| WAL per job at $rate_ jobs/s (B) | $(of_rounds wal awa "$rate_") | $(of_rounds wal skip "$rate_") | $(med_ratio "wal_ratios$rate_") |"
 done
 for rate_ in 200 1000; do
-    a=$(per_hour "awa@$rate_" "${secs_of[awa${rate_}1]}"); b=$(per_hour "skip@$rate_" "${secs_of[skip${rate_}1]}")
+    a=$(per_hour "awa@$rate_" "${span_secs[awa@$rate_]}"); b=$(per_hour "skip@$rate_" "${span_secs[skip@$rate_]}")
     echo "| pg_class WAL records per hour at $rate_ jobs/s (round 1) | $a | $b | $(ratio "$a" "$b") |"
 done
 for rate_ in 200 1000; do
@@ -654,8 +698,8 @@ for span in "${cost_spans[@]}"; do
         idle*) n=1; what="the whole window";;
         */r*) [ "${BENCH_COST_RECORDS:-}" = all ] || continue
               base=${name%/r*}; side=${base%@*}; rate_=${base#*@}
-              n=${jobs[$side$rate_${name##*/r}]}; what="per job, ${n} jobs";;
-        *) side=${name%@*}; rate_=${name#*@}; n=${jobs[$side${rate_}1]}; what="per job, ${n} jobs";;
+              n=${span_jobs[$name]}; what="per job, ${n} jobs";;
+        *) n=${span_jobs[$name]}; what="per job, ${n} jobs";;
     esac
     [ "$n" -gt 0 ] || continue
     echo

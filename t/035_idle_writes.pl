@@ -21,6 +21,11 @@
 # its deadline is rescued; a prepared transaction that enqueued keeps the worker off its
 # idle cadences until it ends (its COMMIT PREPARED, in another session, wakes no one),
 # and its deferred job is promoted when due.
+#
+# Promotion under load. With jobs waiting and no consumer (not idle), promotion that
+# found nothing due does not run on its cadence but waits for the next deferred job: it
+# runs at most twice while the worker loops 30 times, and a deferred job enqueued
+# meanwhile, a retry of awa.fail and a retry of the rescue are each promoted when due.
 
 use strict;
 use warnings;
@@ -191,6 +196,45 @@ is(sql($is_idle), 'f', 'and does not sleep idle meanwhile');
 sql(q{COMMIT PREPARED 'enq'});
 $node->wait_for('the prepared deferred job is promoted when due',
 	q{SELECT count(*) = 1 FROM awa.jobs('wake', 'available')});
+
+# --- promotion under load waits for the next deferred job ------------------------------
+# With jobs waiting and no consumer the worker is not idle, and its rings keep their
+# 100 ms cadences; promotion, finding nothing due, waits for the next deferred job's
+# run_at or for a commit that writes one (the deferred flag), within
+# awa_bgw.idle_interval: an hour here, so that only a wake explains a promotion.
+sql(q{SELECT count(awa.enqueue('busy', 'k')) FROM generate_series(1, 3)});
+$node->wait_for('with jobs waiting and no consumer the worker is not idle', $is_idle, 'f');
+my $promotions = q{SELECT s.promote_runs || ' ' || m.ticks
+                     FROM awa.worker_stats s, awa.maintenance_status m
+                    WHERE s.database = 'postgres' AND m.database = 'postgres'};
+my ($p0, $k0) = split / /, sql($promotions);
+$node->wait_for('the busy worker loops 30 times',
+	"SELECT ticks >= $k0 + 30 FROM awa.maintenance_status WHERE database = 'postgres'");
+my ($p1) = split / /, sql($promotions);
+cmp_ok($p1 - $p0, '<=', 2,
+	'with nothing deferred, promotion ran at most twice in 30 loops (its cadence: 100 ms)');
+
+# a deferred job enqueued meanwhile: its commit wakes promotion, promoted when due
+$id = sql(q{SELECT awa.enqueue('later', 'k', run_at => clock_timestamp() + interval '2 s')});
+$node->wait_for('a deferred job enqueued while promotion waits is promoted when due',
+	"SELECT awa_internal.job_state($id) = 'available'");
+
+# a retry with a backoff, written by awa.fail
+my $claimed = q{SELECT job_id || ' ' || run_lease FROM awa.claim('later', 1)};
+my ($jid, $lease) = split / /, sql($claimed);
+is($jid, $id, 'the promoted job is claimed');
+is(sql("SELECT awa.fail($jid, $lease, 'boom', retry_in => '1 s')"), 't', 'and failed with a retry in 1 s');
+$node->wait_for('the retry is promoted when due',
+	"SELECT awa_internal.job_state($id) = 'available'");
+
+# a retry written by the worker's rescue (in SQL, which notes no deferred job): the rescue
+# makes promotion due
+($jid, $lease) = split / /, sql(q{SELECT job_id || ' ' || run_lease FROM awa.claim('later', 1, '1 s')});
+is($jid, $id, 'the retry is claimed with a deadline of 1 s');
+$node->wait_for('the attempt past its deadline is rescued',
+	"SELECT awa_internal.job_state($id) = 'retryable'");
+$node->wait_for('and its retry promoted when its backoff ends',
+	"SELECT awa_internal.job_state($id) = 'available'");
 
 $node->stop;
 done_testing();

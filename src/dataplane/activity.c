@@ -10,6 +10,9 @@
  *	  (awa_status_wake_idle_worker; nothing is written while it does not). A
  *	  PREPARE wakes it too: the worker does not sleep idle while a prepared
  *	  transaction of its database may hold jobs. An abort wakes no one.
+ *	  A transaction that wrote a deferred job (a job not yet due, or a retry
+ *	  with a backoff) also wakes a worker whose promotion waits for the next
+ *	  deferred job to fall due (awa_status_wake_for_deferred).
  *
  * src/dataplane/activity.c
  *
@@ -27,6 +30,7 @@ PG_FUNCTION_INFO_V1(awa_note_activity);
 
 static bool callback_registered = false;
 static bool wrote_data_plane = false;
+static bool wrote_deferred = false;
 
 static void
 activity_xact_callback(XactEvent event, void *arg)
@@ -38,6 +42,8 @@ activity_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PREPARE:
 			if (wrote_data_plane)
 				awa_status_wake_idle_worker();
+			if (wrote_deferred)
+				awa_status_wake_for_deferred();
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
@@ -46,6 +52,7 @@ activity_xact_callback(XactEvent event, void *arg)
 			return;
 	}
 	wrote_data_plane = false;
+	wrote_deferred = false;
 }
 
 /* This transaction writes the data plane. */
@@ -58,6 +65,14 @@ awa_activity_note(void)
 		callback_registered = true;
 	}
 	wrote_data_plane = true;
+}
+
+/* This transaction writes a deferred job (and so the data plane). */
+void
+awa_activity_note_deferred(void)
+{
+	awa_activity_note();
+	wrote_deferred = true;
 }
 
 /* awa_internal.note_activity(): the same, for the paths in SQL (a cancel) */

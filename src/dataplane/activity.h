@@ -12,5 +12,6 @@
 #define AWA_ACTIVITY_H
 
 extern void awa_activity_note(void);
+extern void awa_activity_note_deferred(void);
 
 #endif							/* AWA_ACTIVITY_H */

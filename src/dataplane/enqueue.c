@@ -521,6 +521,7 @@ enqueue_deferred(Oid nsp, text *queue, AwaNewJob *jobs, int njobs)
 	for (i = 0; i < njobs; i++)
 		elems[i] = new_job_datum(desc, &jobs[i]);
 	fn = awa_internal_function("enqueue_jobs", 2, argtypes);
+	awa_activity_note_deferred();
 	nest = awa_path_pin();
 	OidFunctionCall2(fn, PointerGetDatum(queue),
 					 PointerGetDatum(construct_array(elems, njobs, typid, -1, false,

@@ -101,6 +101,13 @@ typedef struct AwaWorkerStatus
 	 * worker's latch (awa_status_wake_idle_worker).
 	 */
 	pg_atomic_uint32 idle_armed;
+	/*
+	 * No lock: 1 while the worker's promotion waits for the next deferred job
+	 * to fall due (armed before each promotion); the first commit that wrote
+	 * a deferred job sets it to 0 and the worker's latch
+	 * (awa_status_wake_for_deferred).
+	 */
+	pg_atomic_uint32 deferred_armed;
 } AwaWorkerStatus;
 
 typedef struct AwaSharedState
@@ -167,7 +174,10 @@ awa_shmem_startup(void)
 		memset(awa_shared, 0, sizeof(AwaSharedState));
 		awa_shared->lock = &(GetNamedLWLockTranche("awa_bgw"))->lock;
 		for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+		{
 			pg_atomic_init_u32(&awa_shared->workers[i].idle_armed, 0);
+			pg_atomic_init_u32(&awa_shared->workers[i].deferred_armed, 0);
+		}
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -245,6 +255,7 @@ awa_status_attach(Oid dboid, const char *dbname)
 	{
 		memset(free_slot, 0, sizeof(AwaWorkerStatus));
 		pg_atomic_init_u32(&free_slot->idle_armed, 0);
+		pg_atomic_init_u32(&free_slot->deferred_armed, 0);
 		free_slot->in_use = true;
 		free_slot->dboid = dboid;
 		strlcpy(free_slot->dbname, dbname, NAMEDATALEN);
@@ -357,37 +368,89 @@ awa_status_disarm_idle(void)
 }
 
 /*
- * In a backend, after a commit that wrote the data plane: wakes the worker of
- * its database if it sleeps idle. Nothing is written while the flag is not
- * armed, so a busy database pays one read per commit. The slot is found
- * without the lock (its index is kept from the last call): a slot taken over
+ * The worker of this backend's database, or NULL. The slot is found without
+ * the lock (its index is kept from the last call): a slot taken over
  * meanwhile by another database's worker at worst costs that worker a pass.
+ */
+static AwaWorkerStatus *
+db_worker(void)
+{
+	static int	cached = -1;
+	int			i;
+
+	if (awa_shared == NULL)
+		return NULL;
+	if (cached >= 0 && awa_shared->workers[cached].in_use &&
+		awa_shared->workers[cached].dboid == MyDatabaseId)
+		return &awa_shared->workers[cached];
+	for (i = 0; i < AWA_BGW_MAX_DATABASES; i++)
+		if (awa_shared->workers[i].in_use && awa_shared->workers[i].dboid == MyDatabaseId)
+		{
+			cached = i;
+			return &awa_shared->workers[i];
+		}
+	return NULL;
+}
+
+/*
+ * Disarms flag of the worker st and sets its latch, if the flag is armed;
+ * nothing is written while it is not, so a busy database pays one read.
+ */
+static void
+wake_if_armed(AwaWorkerStatus *st, pg_atomic_uint32 *flag)
+{
+	pg_memory_barrier();
+	if (pg_atomic_read_u32(flag) == 0 || pg_atomic_exchange_u32(flag, 0) == 0)
+		return;
+	SetLatch(&GetPGProcByNumber(st->procno)->procLatch);
+}
+
+/*
+ * In a backend, after a commit that wrote the data plane: wakes the worker of
+ * its database if it sleeps idle.
  */
 void
 awa_status_wake_idle_worker(void)
 {
-	static int	cached = -1;
-	AwaWorkerStatus *st = NULL;
-	int			i;
+	AwaWorkerStatus *st = db_worker();
 
-	if (awa_shared == NULL)
-		return;
-	if (cached >= 0 && awa_shared->workers[cached].in_use &&
-		awa_shared->workers[cached].dboid == MyDatabaseId)
-		st = &awa_shared->workers[cached];
-	for (i = 0; st == NULL && i < AWA_BGW_MAX_DATABASES; i++)
-		if (awa_shared->workers[i].in_use && awa_shared->workers[i].dboid == MyDatabaseId)
-		{
-			cached = i;
-			st = &awa_shared->workers[i];
-		}
-	if (st == NULL)
-		return;
+	if (st != NULL)
+		wake_if_armed(st, &st->idle_armed);
+}
+
+/*
+ * The deferred flag (docs/operations.md, "When idle": promotion waits for the
+ * next deferred job). The worker arms it before each promotion, whose
+ * snapshot then sees every deferred job committed before; a backend whose
+ * transaction wrote a deferred job reads it after its commit is visible, and
+ * disarms it and sets the worker's latch. Either the promotion saw the job,
+ * or the backend saw the flag (full barriers on both sides, as for idle).
+ */
+void
+awa_status_arm_deferred(void)
+{
+	if (my_status != NULL)
+		(void) pg_atomic_exchange_u32(&my_status->deferred_armed, 1);
+}
+
+/* Whether the deferred flag is still armed: no deferred job committed since. */
+bool
+awa_status_deferred_armed(void)
+{
+	if (my_status == NULL)
+		return false;
 	pg_memory_barrier();
-	if (pg_atomic_read_u32(&st->idle_armed) == 0 ||
-		pg_atomic_exchange_u32(&st->idle_armed, 0) == 0)
-		return;
-	SetLatch(&GetPGProcByNumber(st->procno)->procLatch);
+	return pg_atomic_read_u32(&my_status->deferred_armed) != 0;
+}
+
+/* In a backend, after a commit that wrote a deferred job: wakes the worker. */
+void
+awa_status_wake_for_deferred(void)
+{
+	AwaWorkerStatus *st = db_worker();
+
+	if (st != NULL)
+		wake_if_armed(st, &st->deferred_armed);
 }
 
 /* One more pass of the worker's loop, whatever it did. */

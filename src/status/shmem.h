@@ -88,6 +88,9 @@ extern bool awa_status_idle_armed(void);
 extern void awa_status_set_idle(bool idle);
 extern void awa_status_disarm_idle(void);
 extern void awa_status_wake_idle_worker(void);
+extern void awa_status_arm_deferred(void);
+extern bool awa_status_deferred_armed(void);
+extern void awa_status_wake_for_deferred(void);
 extern bool awa_status_take_wake(void);
 extern void awa_status_note_rotate(AwaRing ring, int outcome, const char *blocker);
 extern void awa_status_note_prune(AwaRing ring, int outcome, const char *reason,

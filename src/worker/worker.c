@@ -100,6 +100,9 @@ typedef enum StepNext
 								 * rings turn by need (awa_bgw.rotate_fill) */
 #define STEP_IDLES		0x10	/* a group whose cadence stretches while the
 								 * database is idle (0.10, "When idle" below) */
+#define STEP_FEEDS_PROMOTION 0x40	/* a group that may write deferred jobs
+									 * (rescue's retries, the schedules): when
+									 * it found work, promotion is due at once */
 
 /* What else wakes a STEP_IDLES group of an idle database before awa_bgw.idle_interval */
 typedef enum IdleWake
@@ -154,6 +157,7 @@ static StepNext auto_flip(const WorkerStep *step, TimestampTz now);
 static StepNext rotate(const WorkerStep *step, TimestampTz now);
 static StepNext prune(const WorkerStep *step, TimestampTz now);
 static void idle_leave(TimestampTz now);
+static void promotion_now(TimestampTz now);
 
 #define NO_COUNTERS .runs = AWA_NCOUNTERS, .rows = AWA_NCOUNTERS, .stood_down = AWA_NCOUNTERS
 
@@ -204,12 +208,15 @@ static void idle_leave(TimestampTz now);
 	"SELECT p.promoted, (SELECT CASE WHEN m IS NULL THEN -1 ELSE pg_catalog.ceil(" \
 	"greatest(0, pg_catalog.date_part('epoch', m - pg_catalog.clock_timestamp()) * 1000)) " \
 	"END FROM (SELECT pg_catalog.min(d.run_at) AS m FROM " AWA_SCHEMA ".deferred_jobs d) n" \
-	")::pg_catalog.int8 AS next_due_ms " \
+	")::pg_catalog.int8 AS next_due_ms, " \
+	"EXISTS (SELECT FROM pg_catalog.pg_prepared_xacts x " \
+	"WHERE x.database OPERATOR(pg_catalog.=) pg_catalog.current_database()) AS prepared " \
 	"FROM " AWA_FN("promote_deferred") "(" AWA_SCHEMA_ARG ") p"
 
 static const WorkerStep steps[] = {
 	{.label = "promotion of deferred jobs", .sql = PROMOTE_SQL,
-	 .columns = {{"promoted", AWA_COL_INT8}, {"next_due_ms", AWA_COL_INT8}},
+	 .columns = {{"promoted", AWA_COL_INT8}, {"next_due_ms", AWA_COL_INT8},
+				 {"prepared", AWA_COL_BOOL}},
 	 .interval_ms = &awa_bgw_promote_interval, .flags = STEP_IDLES,
 	 .idle_wake = IDLE_WAKE_DEFERRED,
 	 .runs = AWA_C_PROMOTE_RUNS, .rows = AWA_C_JOBS_PROMOTED, .rows_column = "promoted",
@@ -217,7 +224,7 @@ static const WorkerStep steps[] = {
 	{.label = "rescue",
 	 .sql = "SELECT rescued, outcome FROM " AWA_FN("rescue") "(" AWA_SCHEMA_ARG ")",
 	 .columns = {{"rescued", AWA_COL_INT8}, {"outcome", AWA_COL_TEXT}},
-	 .interval_ms = &awa_bgw_rescue_interval, .flags = STEP_IDLES,
+	 .interval_ms = &awa_bgw_rescue_interval, .flags = STEP_IDLES | STEP_FEEDS_PROMOTION,
 	 .runs = AWA_C_RESCUE_RUNS, .rows = AWA_C_JOBS_RESCUED, .rows_column = "rescued",
 	 .busy_column = "rescued", .stood_down = AWA_NCOUNTERS, .handler = count_only},
 	/*
@@ -232,7 +239,8 @@ static const WorkerStep steps[] = {
 	{.label = "periodic schedules",
 	 .sql = "SELECT fired, failed FROM " AWA_FN("fire_due_schedules") "(" AWA_SCHEMA_ARG ")",
 	 .columns = {{"fired", AWA_COL_INT8}, {"failed", AWA_COL_INT8}},
-	 .every_ms = SCHEDULE_CHECK_MS, .flags = STEP_IDLES, .idle_wake = IDLE_WAKE_MINUTE,
+	 .every_ms = SCHEDULE_CHECK_MS, .flags = STEP_IDLES | STEP_FEEDS_PROMOTION,
+	 .idle_wake = IDLE_WAKE_MINUTE,
 	 .needs = AWA_FEATURE_SCHEDULES,
 	 NO_COUNTERS, .busy_column = "fired", .handler = count_only},
 	/* one batch per fold_interval, from where the last one stopped ($1) */
@@ -276,6 +284,7 @@ static const WorkerStep steps[] = {
 };
 
 #define NSTEPS	lengthof(steps)
+#define PROMOTION	0			/* the index of promotion's group in steps[] */
 
 typedef struct WorkerSchedule
 {
@@ -289,6 +298,9 @@ typedef struct WorkerSchedule
 	TimestampTz armed_at;		/* when the idle flag was armed; 0: it is not */
 	bool		idle;			/* the STEP_IDLES groups sleep on their idle dues */
 	TimestampTz deferred_due;	/* the next deferred job's run_at; 0: none */
+	bool		promotion_waits;	/* the last promotion found nothing: the next
+									 * waits for deferred_due or the deferred
+									 * flag (0.10, "When idle" below) */
 	TimestampTz next_heartbeat;
 	Oid			extension_oid;	/* of the extension the last heartbeat wrote to */
 	TimestampTz next_leader_try;
@@ -646,7 +658,11 @@ count_only(const WorkerStep *step, TimestampTz now)
 
 /*
  * Promotion, counted, and when it promoted nothing, when the next deferred job
- * falls due: an idle worker wakes for it (0.10).
+ * falls due: the worker wakes for it (0.10), idle or not. The deferred flag is
+ * armed before the promotion's snapshot, so a deferred job it does not see
+ * wakes the worker when its transaction commits. While a prepared transaction
+ * of the database may hold deferred jobs (its COMMIT PREPARED, in another
+ * session, would wake no one), promotion keeps its cadence.
  */
 static StepNext
 promote(const WorkerStep *step, TimestampTz now)
@@ -654,11 +670,16 @@ promote(const WorkerStep *step, TimestampTz now)
 	AwaStepResult res;
 	int64		due_ms;
 
+	sched.promotion_waits = false;
+	awa_status_arm_deferred();
 	if (!run_entry(step, NULL, &res))
 		return STEP_DONE;
 	due_ms = awa_step_int8(&res, "next_due_ms");
 	sched.deferred_due = due_ms < 0 ? 0
 		: after_ms(GetCurrentTimestamp(), (int) Min(due_ms, awa_bgw_idle_interval));
+	sched.promotion_waits = awa_step_int8(&res, "promoted") == 0 &&
+		!awa_step_bool(&res, "prepared") &&
+		awa_schema_has(sched.schema, AWA_FEATURE_QUIET_IDLE);
 	return STEP_DONE;
 }
 
@@ -865,6 +886,14 @@ group_due(const WorkerStep *head, TimestampTz now)
 {
 	TimestampTz due;
 
+	if (head->idle_wake == IDLE_WAKE_DEFERRED && sched.promotion_waits && !sched.idle)
+	{
+		/* the next deferred job, within idle_interval, never before the cadence */
+		due = after_ms(now, Max(awa_bgw_idle_interval, step_interval(head)));
+		if (sched.deferred_due != 0)
+			due = Min(due, sched.deferred_due);
+		return Max(due, after_ms(now, step_interval(head)));
+	}
 	if (!sched.idle || !(head->flags & STEP_IDLES))
 		return after_ms(now, step_interval(head));
 	/* idle stretches a cadence, never shortens one (a ring at an hour stays so) */
@@ -911,6 +940,20 @@ run_group(int head, TimestampTz now)
 	sched.group_busy[head] = sched.busy || backlog;
 	sched.group_ran[head] = now;
 	sched.next_due[head] = backlog ? now : group_due(&steps[head], now);
+	if ((steps[head].flags & STEP_FEEDS_PROMOTION) && sched.group_busy[head])
+		promotion_now(now);
+}
+
+/*
+ * Promotion is due at once (a deferred job was written that its wait may not
+ * know of).
+ */
+static void
+promotion_now(TimestampTz now)
+{
+	Assert(steps[PROMOTION].handler == promote);
+	sched.next_due[PROMOTION] = Min(sched.next_due[PROMOTION], now);
+	sched.promotion_waits = false;
 }
 
 /* One pass over the table of steps: each group that is due runs. */
@@ -997,7 +1040,14 @@ idle_settle(TimestampTz now)
 		if (!(steps[head].flags & STEP_IDLES) || !step_runs_here(&steps[head]))
 			continue;
 		quiet = quiet && sched.group_ran[head] != 0 && !sched.group_busy[head];
-		ran_since_armed = ran_since_armed && sched.group_ran[head] > sched.armed_at;
+		/*
+		 * a promotion that waits for the next deferred job looks again only
+		 * when one is written (its own flag) or falls due: it has seen what
+		 * it would see now
+		 */
+		ran_since_armed = ran_since_armed &&
+			(sched.group_ran[head] > sched.armed_at ||
+			 (head == PROMOTION && sched.promotion_waits));
 	}
 	if (!quiet)
 		idle_leave(now);
@@ -1058,6 +1108,9 @@ worker_tick(void)
 	/* a commit wrote the data plane since the idle flag was armed */
 	if (sched.armed_at != 0 && !awa_status_idle_armed())
 		idle_leave(now);
+	/* a commit wrote a deferred job since the last promotion began */
+	if (sched.promotion_waits && !awa_status_deferred_armed())
+		promotion_now(now);
 	maintain(now);
 	idle_settle(now);
 	if (sched.idle)
