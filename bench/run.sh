@@ -528,20 +528,25 @@ rated() {   # rated PRODUCER CONSUMER RATE: both pgbench, -R RATE each, for rate
         || { cat "$work/consumer.out" >&2; return 1; }
     wait "$prod" || { cat "$work/producer.out" >&2; return 1; }
 }
-cost_side() {   # cost_side awa|skip RATE [SPAN-SUFFIX]: one side on a fresh queue after
-                # a CHECKPOINT; sets res to "CPU-ms WAL-bytes jobs-completed window-secs
-                # worker-CPU-ms"
+side_window() {   # side_window awa|skip RATE NAME: one window of the side's rated load,
+                  # named NAME; sets sw_jobs to the jobs it completed
     local p c n0 n1 done_fn
     if [ "$1" = awa ]; then p=cost_producer; c=consumer; done_fn=awa_done
     else p=skip_cost_producer; c=skip_consumer; done_fn=skip_rows_done; fi
+    n0=$($done_fn)
+    window "$3" rated "$p" "$c" "$2"
+    n1=$($done_fn)
+    sw_jobs=$((n1 - n0))
+    span_jobs["$3"]=$sw_jobs; span_secs["$3"]=$w_secs
+}
+cost_side() {   # cost_side awa|skip RATE [SPAN-SUFFIX]: one side on a fresh queue after
+                # a CHECKPOINT; sets res to "CPU-ms WAL-bytes jobs-completed window-secs
+                # worker-CPU-ms"
     reset_queues
     # the catalogs the reset churned are vacuumed now, not by autovacuum in the window
     "${psql[@]}" -c VACUUM -c CHECKPOINT >/dev/null
-    n0=$($done_fn)
-    window "$1@$2${3:-}" rated "$p" "$c" "$2"
-    n1=$($done_fn)
-    span_jobs["$1@$2${3:-}"]=$((n1 - n0)); span_secs["$1@$2${3:-}"]=$w_secs
-    res="$w_ms $w_wal $((n1 - n0)) $w_secs $w_worker_ms"
+    side_window "$1" "$2" "$1@$2${3:-}"
+    res="$w_ms $w_wal $sw_jobs $w_secs $w_worker_ms"
 }
 cost_pair() {   # cost_pair RATE SPAN-SUFFIX FIRST SECOND: both sides at once on fresh
                 # queues after one CHECKPOINT, in cost_slices windows each of
@@ -549,24 +554,19 @@ cost_pair() {   # cost_pair RATE SPAN-SUFFIX FIRST SECOND: both sides at once on
                 # sets res_awa and res_skip as cost_side sets res. The awa_bgw worker's
                 # CPU in the baseline's windows is moved to awa_bgw's; the WAL of a
                 # window is its side's (the worker's in the baseline's windows included)
-    local i side p c done_fn n0 n1 name
+    local i side name
     local -A ms wal n secs wk
     reset_queues
     "${psql[@]}" -c VACUUM -c CHECKPOINT >/dev/null
     for side in awa skip; do ms[$side]=0; wal[$side]=0; n[$side]=0; secs[$side]=0; wk[$side]=0; done
     for i in $(seq "$cost_slices"); do
         for side in "$3" "$4"; do
-            if [ "$side" = awa ]; then p=cost_producer; c=consumer; done_fn=awa_done
-            else p=skip_cost_producer; c=skip_consumer; done_fn=skip_rows_done; fi
             # the first window of a side is named as cost_side names it (its records
             # are listed); the others carry /sI
             name="$side@$1$2"; [ "$i" = 1 ] || name="$side@$1${2:-/r1}s$i"
-            n0=$($done_fn)
-            window "$name" rated "$p" "$c" "$1"
-            n1=$($done_fn)
-            span_jobs["$name"]=$((n1 - n0)); span_secs["$name"]=$w_secs
+            side_window "$side" "$1" "$name"
             ms[$side]=$((ms[$side] + w_ms)); wal[$side]=$((wal[$side] + w_wal))
-            n[$side]=$((n[$side] + n1 - n0)); wk[$side]=$((wk[$side] + w_worker_ms))
+            n[$side]=$((n[$side] + sw_jobs)); wk[$side]=$((wk[$side] + w_worker_ms))
             secs[$side]=$(awk -v a="${secs[$side]}" -v b="$w_secs" 'BEGIN { printf "%.1f", a + b }')
         done
     done
